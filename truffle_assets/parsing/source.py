@@ -1,0 +1,140 @@
+"""Reading export files safely: .txt or .zip, any of the encodings WhatsApp writes.
+
+Nothing is ever extracted to disk: zip members are read into memory with hard limits, so
+path-traversal names and decompression bombs are refused before they can do harm.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+MAX_TEXT_BYTES = 512 * 1024 * 1024  # a decoded chat larger than this is not a chat
+MAX_ZIP_RATIO = 100  # WhatsApp text compresses ~5-10x; 100x+ is a bomb
+
+
+class ExportError(ValueError):
+    """An export that cannot be read; the message names the file and, where known, the line."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None):
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ExportText:
+    """The decoded chat text of one export, with where it came from."""
+
+    path: str  # the file on disk
+    member: str | None  # the zip member holding the chat, if any
+    text: str
+    encoding: str
+    file_sha256: str  # hash of the file on disk (the zip itself for zips)
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.path}!{self.member}" if self.member else self.path
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_export(path: str | Path) -> ExportText:
+    path = Path(path)
+    if not path.is_file():
+        raise ExportError(path, "no such file")
+    digest = file_sha256(path)
+    if zipfile.is_zipfile(path):
+        member, data = _read_zip_chat(path)
+    else:
+        member, data = None, path.read_bytes()
+    shown = f"{path}!{member}" if member else path
+    text, encoding = decode_bytes(data, shown)
+    return ExportText(str(path), member, text, encoding, digest)
+
+
+def _read_zip_chat(path: Path) -> tuple[str, bytes]:
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise ExportError(path, f"corrupt zip: {exc}") from exc
+    with zf:
+        infos = zf.infolist()
+        for info in infos:
+            p = PurePosixPath(info.filename.replace("\\", "/"))
+            if p.is_absolute() or ".." in p.parts or (p.parts and ":" in p.parts[0]):
+                raise ExportError(path, f"unsafe member path {info.filename!r} (path traversal)")
+        txts = [i for i in infos if i.filename.lower().endswith(".txt") and not i.is_dir()]
+        if not txts:
+            raise ExportError(path, "zip holds no .txt chat export")
+        # iOS names it _chat.txt; Android "WhatsApp Chat with X.txt"; prefer those.
+        txts.sort(key=lambda i: (PurePosixPath(i.filename).name != "_chat.txt", "WhatsApp" not in i.filename, i.filename))
+        info = txts[0]
+        if info.file_size > MAX_TEXT_BYTES:
+            raise ExportError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {MAX_TEXT_BYTES})")
+        out = bytearray()
+        limit = min(MAX_TEXT_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO + (1 << 16))
+        with zf.open(info) as f:  # sizes in the header can lie: count what really comes out
+            while chunk := f.read(1 << 20):
+                out += chunk
+                if len(out) > limit:
+                    raise ExportError(
+                        path,
+                        f"member {info.filename!r} inflates beyond {limit} bytes "
+                        f"(compression ratio > {MAX_ZIP_RATIO}): refusing a zip bomb",
+                    )
+        return info.filename, bytes(out)
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode_bytes(data: bytes, name: str | Path = "<bytes>") -> tuple[str, str]:
+    """Decode export bytes; raise ExportError naming the first offending line."""
+    if len(data) > MAX_TEXT_BYTES:
+        raise ExportError(name, f"{len(data)} bytes exceeds the {MAX_TEXT_BYTES}-byte limit")
+    encoding = "utf-8"
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            encoding = enc
+            break
+    else:
+        # UTF-16 without BOM: ASCII-heavy text has a NUL in every other byte.
+        sample = data[:4096]
+        if len(sample) >= 4:
+            even_nuls = sample[0::2].count(0)
+            odd_nuls = sample[1::2].count(0)
+            if odd_nuls > len(sample) // 4 and even_nuls == 0:
+                encoding = "utf-16-le"
+            elif even_nuls > len(sample) // 4 and odd_nuls == 0:
+                encoding = "utf-16-be"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = _line_of_byte(data, exc.start, encoding)
+        raise ExportError(name, f"not valid {encoding} text (byte 0x{data[exc.start]:02x}); binary file?", line) from exc
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise ExportError(name, "contains NUL characters: binary file, not a chat export", text.count("\n", 0, nul) + 1)
+    return text, encoding
+
+
+def _line_of_byte(data: bytes, offset: int, encoding: str) -> int:
+    if encoding.startswith("utf-16"):
+        return data[:offset].decode(encoding, errors="replace").count("\n") + 1
+    return data.count(b"\n", 0, offset) + 1
