@@ -1,0 +1,125 @@
+"""The `truffle` console script: parse, synth, ingest, up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from truffle_assets.parsing import ExportError, parse_file
+
+    status = 0
+    for path in args.paths:
+        try:
+            result = parse_file(path)
+        except ExportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        if args.json:
+            out = sys.stdout
+            for e in result.entries:
+                out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+        print(result.summary(), file=sys.stderr)
+        for line, reason, preview in result.quarantined[: args.show_quarantined]:
+            print(f"  quarantined {result.source}:{line}: {reason}: {preview[:60]!r}", file=sys.stderr)
+    return status
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from truffle_assets.synth import write_corpus
+
+    summary = write_corpus(Path(args.out), chats=args.chats, tokens=args.tokens, seed=args.seed)
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from truffle_assets.defs.ingest.runner import ingest_all
+
+    report = ingest_all(
+        exports_dir=Path(args.exports), db_path=Path(args.db), user_name=args.user,
+        chats_wanted=args.chat or None, instance_kind=args.instance,
+    )
+    print(json.dumps(report, indent=2, default=str))
+    return 0 if report["failed"] == 0 else 1
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
+    from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.synth import write_corpus
+
+    exports = Path(args.exports)
+    exports.mkdir(parents=True, exist_ok=True)
+    if not any(p.suffix in (".txt", ".zip") for p in exports.rglob("*")):
+        print(f"data/exports is empty: writing the sample export set into {exports}", flush=True)
+        write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home")))
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")
+    print(json.dumps(report, indent=2, default=str), flush=True)
+    if args.no_ui:
+        return 0 if report["failed"] == 0 else 1
+    url = f"http://127.0.0.1:{args.port}"
+    print(f"Dagster UI: {url}", flush=True)
+    dagster = Path(sys.executable).with_name("dagster")
+    return subprocess.call(
+        [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
+        cwd=PROJECT_ROOT,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    data = PROJECT_ROOT / "data"
+    p = argparse.ArgumentParser(prog="truffle", description="Personal memory from WhatsApp exports.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sp = sub.add_parser("parse", help="parse exports; --json prints one entry per line, summary on stderr")
+    sp.add_argument("paths", nargs="+")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--show-quarantined", type=int, default=20, metavar="N")
+    sp.set_defaults(func=cmd_parse)
+
+    ss = sub.add_parser("synth", help="write a synthetic export set with ground_truth.json")
+    ss.add_argument("--out", required=True)
+    ss.add_argument("--chats", type=int, default=10)
+    ss.add_argument("--tokens", type=int, default=5_000_000)
+    ss.add_argument("--seed", type=int, default=7)
+    ss.set_defaults(func=cmd_synth)
+
+    for name, func, help_ in (("ingest", cmd_ingest, "materialize `messages` for every chat and day"),
+                              ("up", cmd_up, "sample data if empty, ingest everything, start the Dagster UI")):
+        si = sub.add_parser(name, help=help_)
+        si.add_argument("--exports", default=str(data / "exports"))
+        si.add_argument("--db", default=str(data / "memory.duckdb"))
+        si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
+        si.set_defaults(func=func)
+    ingest = sub.choices["ingest"]
+    ingest.add_argument("--chat", action="append", help="only this chat id (repeatable)")
+    ingest.add_argument("--instance", choices=["local", "ephemeral"], default=None,
+                        help="record runs in $DAGSTER_HOME (local, default when set) or in memory")
+    up = sub.choices["up"]
+    up.add_argument("--port", type=int, default=3000)
+    up.add_argument("--no-ui", action="store_true", help="stop after ingesting")
+    up.add_argument("--sample-chats", type=int, default=10)
+    up.add_argument("--sample-tokens", type=int, default=400_000)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

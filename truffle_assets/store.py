@@ -1,0 +1,99 @@
+"""The canonical DuckDB store: schema and the one write path (delete-then-insert per chat-day).
+
+DuckDB allows a single read-write process; Dagster serialises writers through the `duckdb`
+concurrency pool, and readers (the chat runtime, tests) open the file read-only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    id            VARCHAR PRIMARY KEY,   -- stable: hash of chat, content and occurrence
+    chat_id       VARCHAR NOT NULL,
+    day           DATE NOT NULL,
+    ts            TIMESTAMP NOT NULL,
+    author        VARCHAR,
+    is_user       BOOLEAN NOT NULL,
+    kind          VARCHAR NOT NULL,
+    raw_text      VARCHAR NOT NULL,      -- byte-exact after decoding; never leaves DuckDB unredacted
+    edited        BOOLEAN NOT NULL,
+    source_file   VARCHAR NOT NULL,
+    line_start    INTEGER NOT NULL,
+    line_end      INTEGER NOT NULL,
+    content_hash  VARCHAR NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_chat_day ON messages (chat_id, day);
+CREATE TABLE IF NOT EXISTS ingestion_jobs (
+    run_id            VARCHAR NOT NULL,
+    chat_id           VARCHAR NOT NULL,
+    source_file       VARCHAR NOT NULL,
+    file_sha256       VARCHAR NOT NULL,
+    encoding          VARCHAR NOT NULL,
+    first_day         DATE,
+    last_day          DATE,
+    days_written      INTEGER NOT NULL,
+    rows_written      INTEGER NOT NULL,
+    lines_total       INTEGER NOT NULL,
+    header_lines      INTEGER NOT NULL,
+    continuation_lines INTEGER NOT NULL,
+    system_lines      INTEGER NOT NULL,
+    quarantined_lines INTEGER NOT NULL,
+    quarantined       JSON NOT NULL,      -- [[line, reason, preview], ...]
+    ingested_at       TIMESTAMP NOT NULL DEFAULT now()
+);
+"""
+
+MESSAGE_COLUMNS = (
+    "id", "chat_id", "day", "ts", "author", "is_user", "kind", "raw_text", "edited",
+    "source_file", "line_start", "line_end", "content_hash",
+)
+
+
+@contextmanager
+def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    path = Path(path)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        if not read_only:
+            con.execute(SCHEMA)
+        yield con
+    finally:
+        con.close()
+
+
+def replace_days(
+    con: duckdb.DuckDBPyConnection,
+    chat_id: str,
+    days: Sequence[date],
+    rows: pl.DataFrame,
+    jobs: Sequence[dict],
+) -> None:
+    """Make `days` of `chat_id` hold exactly `rows`, atomically: re-running gives identical rows."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "DELETE FROM messages WHERE chat_id = ? AND list_contains(?::DATE[], day)", [chat_id, list(days)]
+        )
+        if rows.height:
+            con.register("incoming", rows.select(MESSAGE_COLUMNS))
+            con.execute(f"INSERT INTO messages SELECT {', '.join(MESSAGE_COLUMNS)} FROM incoming ORDER BY ts, id")
+            con.unregister("incoming")
+        for job in jobs:
+            job = {**job, "quarantined": json.dumps(job["quarantined"], ensure_ascii=False)}
+            cols = ", ".join(job)
+            con.execute(f"INSERT INTO ingestion_jobs ({cols}) VALUES ({', '.join('?' * len(job))})", list(job.values()))
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
