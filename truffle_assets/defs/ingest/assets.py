@@ -79,7 +79,7 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
             load = load_chat(chat, chats[chat], user)
             rows = load.rows_for(days)
             chat_jobs = [
-                {**j, "run_id": context.run_id, "first_day": min(days), "last_day": max(days),
+                {**j, "run_id": context.run.run_id, "first_day": min(days), "last_day": max(days),
                  "days_written": len(days), "rows_written": rows.height}
                 for j in load.jobs
             ]

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Create .venv at the repo root and install everything the project needs.
+# torch goes first, pinned: pip then takes this machine's CPU wheel instead of pulling CUDA builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade "pip>=24"
+.venv/bin/python -m pip install --quiet "torch==2.13.0"
+.venv/bin/python -m pip install --quiet -e ".[dev]"

@@ -1,0 +1,48 @@
+"""The `truffle` console script as a user runs it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from truffle_assets_tests.conftest import FIXTURES
+
+TRUFFLE = [str(Path(sys.executable).with_name("truffle"))]
+
+
+def run(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(TRUFFLE + list(args), capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_parse_json_prints_one_entry_per_line_and_summary_on_stderr():
+    path = FIXTURES / "JBGruber__rwhatsapp/inst/extdata/sample.txt"
+    proc = run("parse", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    entries = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(entries) == 9
+    assert set(entries[0]) >= {"ts", "author", "text", "kind", "line_start", "line_end"}
+    assert entries[0]["ts"] == "2017-07-12T22:35:00" and entries[0]["author"] is None and entries[0]["kind"] == "system"
+    multi = next(e for e in entries if "\n" in e["text"])
+    assert multi["text"] == "It's fun doing text analysis with R\nisn't it?" and multi["line_end"] == multi["line_start"] + 1
+    assert "9 entries (7 authored)" in proc.stderr and "0 quarantined" in proc.stderr
+
+
+def test_parse_bad_file_names_file_and_line(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("shopping list\nmilk\n")
+    proc = run("parse", str(bad), "--json")
+    assert proc.returncode == 2
+    assert f"{bad}:1:" in proc.stderr and "no WhatsApp message header" in proc.stderr
+
+
+def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
+    db = workdir / "memory.duckdb"
+    proc = run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["user"] == "Arjun" and report["failed"] == 0
+    assert report["chats"]["alice"]["rows"] == 6 and report["chats"]["bob"]["rows"] == 2
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*), sum(is_user::INT) FROM messages").fetchall() == [(8, 3)]

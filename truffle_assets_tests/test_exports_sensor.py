@@ -1,0 +1,104 @@
+"""Sensor ticks with build_sensor_context against a real temporary instance."""
+
+import json
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from truffle_assets.defs.ingest.assets import messages
+from truffle_assets.defs.ingest.sensors import contiguous_ranges, exports_sensor
+from truffle_assets.defs.partitions import chats
+from truffle_assets.defs.resources import DuckDBStore, ExportsResource
+from truffle_assets.parsing.source import file_sha256
+from truffle_assets_tests.conftest import write_export
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
+def tick(instance, workdir: Path, cursor: str | None):
+    exports = ExportsResource(exports_dir=str(workdir / "exports"), cache_dir=str(workdir / "cache"))
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"exports": exports})
+    result = exports_sensor(ctx)
+    # apply partition additions like the daemon would
+    for req in result.dynamic_partitions_requests:
+        instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+    return result
+
+
+def ranges(result) -> list[tuple[str, str]]:
+    return [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"]) for r in result.run_requests]
+
+
+def run(instance, workdir, result):
+    res = {"exports": ExportsResource(exports_dir=str(workdir / "exports"), cache_dir=str(workdir / "cache")),
+           "duckdb": DuckDBStore(path=str(workdir / "memory.duckdb"))}
+    for req in result.run_requests:
+        assert dg.materialize([messages], instance=instance, resources=res, tags=req.tags).success
+
+
+def test_contiguous_ranges():
+    d = lambda n: date(2023, 3, n)  # noqa: E731
+    assert contiguous_ranges([d(4), d(1), d(2), d(7)]) == [(d(1), d(2)), (d(4), d(4)), (d(7), d(7))]
+
+
+def test_new_export_registers_chat_and_requests_whole_history(instance, workdir, alice_export):
+    result = tick(instance, workdir, None)
+    assert [r.partition_keys for r in result.dynamic_partitions_requests] == [["alice"]]
+    # one single-run backfill covering every day, the silent 3 March included
+    assert ranges(result) == [("alice|2023-03-01", "alice|2023-03-04")]
+    assert json.loads(result.cursor)["files"] == {str(alice_export): file_sha256(alice_export)}
+
+
+def test_unchanged_file_requests_nothing_and_ticks_are_safe_to_repeat(instance, workdir, alice_export):
+    first = tick(instance, workdir, None)
+    run(instance, workdir, first)
+    second = tick(instance, workdir, first.cursor)
+    assert second.run_requests == [] and second.dynamic_partitions_requests == []
+    # a lost cursor re-parses but the store already holds every day: still nothing to do
+    third = tick(instance, workdir, None)
+    assert third.run_requests == []
+
+
+def test_changed_export_requests_only_changed_days(instance, workdir, alice_export):
+    first = tick(instance, workdir, None)
+    run(instance, workdir, first)
+    text = alice_export.read_text()
+    alice_export.write_text(text.replace("<Media omitted>", "lovely photo") + "06/03/2023, 08:00 - Alice: new day\n")
+    result = tick(instance, workdir, first.cursor)
+    assert ranges(result) == [("alice|2023-03-02", "alice|2023-03-02"), ("alice|2023-03-06", "alice|2023-03-06")]
+    assert result.dynamic_partitions_requests == []
+    # run keys carry content digests: the same change asked twice gets the same keys
+    again = tick(instance, workdir, first.cursor)
+    assert [r.run_key for r in again.run_requests] == [r.run_key for r in result.run_requests]
+    run(instance, workdir, result)
+    assert tick(instance, workdir, result.cursor).run_requests == []
+
+
+def test_second_chat_is_independent(instance, workdir, alice_export, bob_export):
+    result = tick(instance, workdir, None)
+    assert sorted(result.dynamic_partitions_requests[0].partition_keys) == ["alice", "bob"]
+    assert ("bob|2023-03-13", "bob|2023-03-13") in ranges(result)
+    assert set(instance.get_dynamic_partitions(chats.name)) == {"alice", "bob"}
+
+
+def test_broken_export_is_reported_not_fatal(instance, workdir, alice_export):
+    (workdir / "exports" / "WhatsApp Chat with Junk.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    result = tick(instance, workdir, None)
+    assert ranges(result) == [("alice|2023-03-01", "alice|2023-03-04")]
+
+
+def test_zip_export_is_picked_up(instance, workdir):
+    import zipfile
+
+    src = write_export(workdir / "staging", "_chat.txt", ["[1/2/23, 10:00:00] Dee: hello", "[1/13/23, 10:01:00] Arjun: hi"], "\r\n")
+    with zipfile.ZipFile(workdir / "exports" / "WhatsApp Chat - Dee.zip", "w") as zf:
+        zf.write(src, "_chat.txt")
+    result = tick(instance, workdir, None)
+    assert result.dynamic_partitions_requests[0].partition_keys == ["dee"]
+    assert ranges(result) == [("dee|2023-01-02", "dee|2023-01-13")]  # 13 reveals month-first
