@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from truffle_assets.parsing.headers import clean
+from truffle_assets.parsing.headers import MARKS
 
 MESSAGE, MEDIA, DELETED, LOCATION, CONTACT, POLL, CALL, SYSTEM = (
     "message", "media", "deleted", "location", "contact", "poll", "call", "system",
@@ -17,6 +17,7 @@ MESSAGE, MEDIA, DELETED, LOCATION, CONTACT, POLL, CALL, SYSTEM = (
 KINDS = (MESSAGE, MEDIA, DELETED, LOCATION, CONTACT, POLL, CALL, SYSTEM)
 
 _BIDI_START = ("\u200e", "\u200f")
+_MARK = re.compile(f"[{MARKS}]")
 
 # "This message was deleted" / "You deleted this message" as exported, lower-cased, no final dot.
 _DELETED = {
@@ -37,35 +38,52 @@ _DELETED = {
     "dit bericht is verwijderd", "u hebt dit bericht verwijderd", "je hebt dit bericht verwijderd",
     "bu mesaj silindi", "bu mesajı sildiniz", "ta wiadomość została usunięta",
     "mensaje eliminado", "eliminaste este mensaje", "deleted message",
+    "הודעה זו נמחקה", "מחקת את ההודעה הזו", "این پیام حذف شد", "شما این پیام را حذف کردید",
 }
 _EDITED = re.compile(r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje|"
                      r"Ce message a été modifié|Questo messaggio è stato modificato|Esta mensagem foi editada)>$")
+# _CALL, _CONTACT_WORDS and _SYSTEM_TEXT are lower-case and run on lower-cased text: re.IGNORECASE
+# over a long alternation of non-ASCII words is ten times slower.
 _CALL = re.compile(
     r"^(?:missed (?:voice|video|group voice|group video) call|(?:voice|video) call|"
     r"zmeškaný (?:hlasový |video)?hovor|пропущенный (?:аудио|видео)звонок|"
     r"verpasster (?:sprach|video)anruf|appel (?:vocal|vidéo) manqué|llamada perdida|"
     r"chiamata (?:vocale|video) persa|chamada (?:de voz|de vídeo) perdida|"
     r"пропущений (?:аудіо|відео)дзвінок)(?:\b.*)?$",
-    re.IGNORECASE,
 )
 # iOS placeholder phrases for contact cards (everything else bidi-marked is media).
-_CONTACT_WORDS = re.compile(r"contact|contatt|kontak|контакт|vizitka|連絡先|รายชื่อ|liên lạc|جهة اتصال|कॉन्टैक्ट|contacto", re.I)
+_CONTACT_WORDS = re.compile(r"contact|contatt|kontak|контакт|vizitka|連絡先|รายชื่อ|liên lạc|جهة اتصال|कॉन्टैक्ट|contacto")
 _LOCATION = re.compile(r"https://maps\.google\.com/\?q=|https://foursquare\.com/|live location", re.I)
 _MID_MARK = re.compile(r"\s[\u200e\u200f]\S")
 _ANGLE_PLACEHOLDER = re.compile(r"^<[^<>\n]{2,40}>$")
 _ATTACHED = re.compile(r"<[^<>:\n]{2,30}: ([^<>\n]+)>\s*$")
-_FILE_ATTACHED = re.compile(r"^\S[^\n]*\.(\w{2,5}) \([^()\n]{3,40}\)$")
-_POLL = re.compile(r"^(?:POLL|ENCUESTA|UMFRAGE|SONDAGE|SONDAGGIO|ENQUETE):\s*\n", re.I)
+_FILE_ATTACHED = re.compile(r"^(?:\S[^\n]*)?\.(\w{2,5}) \([^()\n]{3,40}\)$")  # stem may be empty: ".jpg (file attached)"
+# A poll's first line, lower-cased: "POLL:" then the question and "OPTION: x (n votes)" lines.
+_POLL = {"poll:", "encuesta:", "umfrage:", "sondage:", "sondaggio:", "enquete:"}
 _SYSTEM_TEXT = re.compile(
     r"end-to-end|ende-zu-ende|de bout en bout|de extremo a extremo|ponto a ponto|crittografat|"
     r"сквозным|наскрізним|koncovým|encriptad|terenkripsi|エンドツーエンド|เข้ารหัส|mã hóa đầu cuối|"
-    r"مشفرة|एन्क्रिप्ट|versleuteld|uçtan uca|secure service from Meta|"
+    r"مشفرة|एन्क्रिप्ट|versleuteld|uçtan uca|מוצפנות מקצה לקצה|رمزگذاری سرتاسری|secure service from meta|"
     # "Your security code with X changed", which iOS attributes to X
     r"security code|код безопасности|код безпеки|sicherheitsnummer|code de sécurité|codice di sicurezza|"
     r"código de seguridad|código de segurança|bezpečnostní kód|kode keamanan|セキュリティコード|"
     r"รหัสความปลอดภัย|mã bảo mật|رمز الأمان|सुरक्षा कोड|veiligheidscode",
-    re.I,
 )
+
+
+# Placeholders and notices are short: a longer first line is always a message, so no pattern
+# below ever scans a long body (a 10 MB message costs one length check, not nine regex scans).
+PLACEHOLDER_MAX = 300
+# Whole-line phrases, lower-cased without a final dot.
+_PHRASES = {
+    **dict.fromkeys(_DELETED, DELETED),
+    **dict.fromkeys(_POLL, POLL),  # a poll only with its question and options on the lines below
+    **{f"{w} omitted": MEDIA for w in ("image", "video", "audio", "sticker", "gif", "document")},  # iOS, no mark
+    "contact card omitted": CONTACT,
+    "null": MEDIA,  # Android's view-once media
+}
+_PHRASE_MAX = 60  # phrases are at most 34 characters; call notices ("Missed group video call") about as short
+_EDITED_TAIL = 80  # the edited marker sits at the very end; only its tail is searched
 
 
 def classify(author: str | None, text: str) -> tuple[str, bool]:
@@ -73,33 +91,73 @@ def classify(author: str | None, text: str) -> tuple[str, bool]:
     if author is None:
         return SYSTEM, False
     edited = False
-    m = _EDITED.search(text)
-    if m:
-        edited, text = True, text[: m.start()]
-    first = text.split("\n", 1)[0]
-    plain = clean(first).strip()
-    low = plain.lower().rstrip(".")
-    if "\n" not in text and _SYSTEM_TEXT.search(text) and (text.startswith(_BIDI_START) or "WhatsApp" in text):
-        return SYSTEM, edited  # iOS attributes the encryption notice to the chat or contact name
-    if low in _DELETED:
-        return DELETED, edited
-    if _POLL.match(clean(text)):
-        return POLL, edited
-    if _LOCATION.search(text) and (text.startswith(_BIDI_START) or len(text) < 300):
-        return LOCATION, edited
-    if _CALL.match(plain):
-        return CALL, edited
-    att = _ATTACHED.search(first)
-    if att:
-        return (CONTACT if att.group(1).lower().endswith(".vcf") else MEDIA), edited
-    fa = _FILE_ATTACHED.match(plain)
-    if fa:
-        return (CONTACT if fa.group(1).lower() == "vcf" else MEDIA), edited
-    if _ANGLE_PLACEHOLDER.match(plain) or low == "null":  # `null` is Android's view-once media
-        return MEDIA, edited
-    if text.startswith(_BIDI_START) or _MID_MARK.search(first):
-        # iOS writes generated placeholders after a bidi mark: "‎image omitted", "x.pdf ‎document omitted"
-        return (CONTACT if _CONTACT_WORDS.search(plain) else MEDIA), edited
-    if re.fullmatch(r"(?:image|video|audio|sticker|GIF|document|Contact card) omitted", plain):
-        return (CONTACT if plain.startswith("Contact") else MEDIA), edited
+    if text.endswith(">"):
+        text, edited = _strip_edited(text)
+    nl = text.find("\n")
+    first = text if nl < 0 else text[:nl]
+    if len(first) > PLACEHOLDER_MAX:
+        return MESSAGE, edited
+    head = text if len(text) <= PLACEHOLDER_MAX else text[:PLACEHOLDER_MAX]
+    if _suspect(head, first):
+        return _placeholder_kind(text, first), edited
+    # No mark, link, "WhatsApp" or closing bracket: only the short fixed phrases remain possible.
+    if len(first) <= _PHRASE_MAX:
+        low = first.strip().lower().rstrip(".")
+        kind = _PHRASES.get(low)
+        if kind is not None and (kind != POLL or nl >= 0):
+            return kind, edited
+        if _CALL.match(low):
+            return CALL, edited
     return MESSAGE, edited
+
+
+def _suspect(head: str, first: str) -> bool:
+    """Whether the entry needs the full decision: a mark, a link or location, "WhatsApp" (the iOS
+    notice), or a first line ending in ">" or ")" (attachments, placeholders). Plain `in` tests:
+    one regex alternation over the text would cost more than all of them together."""
+    return (
+        (not head.isascii() and _MARK.search(head) is not None)
+        or "://" in head
+        or "ocation" in head
+        or "OCATION" in head
+        or "WhatsApp" in head
+        or first.rstrip().endswith((">", ")"))
+    )
+
+
+def _strip_edited(text: str) -> tuple[str, bool]:
+    m = _EDITED.search(text, max(0, len(text) - _EDITED_TAIL))
+    return (text[: m.start()], True) if m else (text, False)
+
+
+def _placeholder_kind(text: str, first: str) -> str:
+    """The full decision, for the few entries _suspect() flags; cheap tests guard every regex."""
+    marked = not first.isascii() and _MARK.search(first) is not None
+    plain = (_MARK.sub("", first) if marked else first).strip()
+    low = plain.lower().rstrip(".")
+    bidi_start = text.startswith(_BIDI_START)
+    if first is text and (bidi_start or "WhatsApp" in text) and _SYSTEM_TEXT.search(text.lower()):
+        return SYSTEM  # iOS attributes the encryption notice to the chat or contact name
+    if low in _DELETED:
+        return DELETED
+    if low in _POLL and first is not text:
+        return POLL
+    if (bidi_start or len(text) < PLACEHOLDER_MAX) and _LOCATION.search(text, 0, PLACEHOLDER_MAX):
+        return LOCATION
+    if len(plain) <= _PHRASE_MAX and _CALL.match(low):
+        return CALL
+    if plain.endswith(">"):
+        att = _ATTACHED.search(first)
+        if att:
+            return CONTACT if att.group(1).lower().endswith(".vcf") else MEDIA
+        if _ANGLE_PLACEHOLDER.match(plain):
+            return MEDIA
+    if plain.endswith(")"):
+        fa = _FILE_ATTACHED.match(plain)
+        if fa:
+            return CONTACT if fa.group(1).lower() == "vcf" else MEDIA
+    if bidi_start or (marked and _MID_MARK.search(first)):
+        # iOS writes generated placeholders after a bidi mark: "‎image omitted", "x.pdf ‎document omitted"
+        return CONTACT if _CONTACT_WORDS.search(low) else MEDIA
+    kind = _PHRASES.get(low) if len(plain) <= _PHRASE_MAX else None
+    return kind if kind is not None and kind != POLL else MESSAGE

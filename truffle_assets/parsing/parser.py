@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time
 from pathlib import Path
 
-from truffle_assets.parsing.headers import MARKS, Header, decide_orders, match_header, to_datetime
+from truffle_assets.parsing.headers import GROUPS, HEADER, MARKS, HeaderDate, decide_orders, parse_time
 from truffle_assets.parsing.kinds import SYSTEM, classify
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
 
@@ -90,76 +90,169 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def _author(h: Header) -> tuple[str | None, str] | None:
-    """Split `rest` into (author, body); (None, rest) for a system line; None if not a header."""
-    rest = h.rest
-    if rest.startswith("\u200e"):  # iOS prefixes system events with LRM: "‎You created group"
-        return None if h.bare else (None, rest)
-    i = rest.find(": ")
-    if i < 0 and rest.endswith(":"):
-        i = len(rest) - 1
-    if 0 < i <= MAX_AUTHOR_LEN * 2:
-        name = rest[:i].translate(_NAME_SPACES).strip()
-        if name and len(name) <= MAX_AUTHOR_LEN and not _QUOTES.intersection(name):
-            return name, rest[i + 2:]
-    return None if h.bare else (None, rest)
+def _lf_only(text: str) -> str:
+    """CRLF -> LF: the same lines split_lines gives, as one string the header regex can scan."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if text.endswith("\r"):
+            text = text[:-1]
+    return text
+
+
+_AUTHOR_SCAN = MAX_AUTHOR_LEN * 2 + 2  # how far into its line the ": " after a name may sit
+STRIDE = GROUPS + 1  # HEADER.split() yields the groups of each header-like line, then the text after it
+
+
+def _author(chunk: str, bare: bool) -> tuple[str | None, int] | None:
+    """(author, where the body starts in `chunk`); (None, 0) for a system line; None if not a header.
+
+    `chunk` is the text after the header up to the next header line: the rest of the header's
+    line, then any continuation lines.
+    """
+    if chunk.startswith("\u200e"):  # iOS prefixes system events with LRM: "‎You created group"
+        return None if bare else (None, 0)
+    line_len = chunk.find("\n")
+    if line_len < 0:
+        line_len = len(chunk)
+    i = chunk.find(": ", 0, line_len if line_len < _AUTHOR_SCAN else _AUTHOR_SCAN)  # a 10 MB line is not searched
+    if i < 0 and 0 < line_len < _AUTHOR_SCAN and chunk[line_len - 1] == ":":
+        i = line_len - 1  # "Name:" with an empty body
+    if i > 0:
+        name = chunk[:i]
+        if not name.isascii():
+            name = name.translate(_NAME_SPACES)
+        name = name.strip()
+        if name and len(name) <= MAX_AUTHOR_LEN and _QUOTES.isdisjoint(name):
+            return name, i + 2 if i + 2 <= line_len else line_len
+    return None if bare else (None, 0)
+
+
+def _body(chunk: str, start: int) -> tuple[str, int]:
+    """An entry's text from its chunk (header line rest + continuation lines), and its line count."""
+    n_lines = chunk.count("\n")
+    if chunk.endswith("\n"):
+        return chunk[start:-1], n_lines
+    return chunk[start:], n_lines + 1  # the file's last line, without a final newline
+
+
+class _Builder:
+    """Entries in file order; header-like lines that turn out not to be headers join the entry above."""
+
+    def __init__(self, preamble: str):
+        self.preamble = preamble
+        self.entries: list[Entry] = []
+        self.quarantined: list[tuple[int, str, str]] = []
+        self.extra: list[str] = []  # rejected header lines waiting to join the text above
+        self.line = 0  # the next entry's first line, once the preamble is settled
+        self._chunk, self._start = "", 0  # the last entry's raw chunk, to regrow it
+
+    def reject(self, raw: str, chunk: str) -> None:
+        self.extra += (raw, chunk)
+
+    def add(self, ts: datetime, author: str | None, start: int, chunk: str) -> None:
+        if self.extra or not self.entries:  # rare: rejected lines or the preamble to settle first
+            self._settle()
+        n_lines = chunk.count("\n")  # _body(), inlined: this runs once per message
+        if chunk.endswith("\n"):
+            body = chunk[start:-1]
+        else:
+            body, n_lines = chunk[start:], n_lines + 1
+        kind, edited = classify(author, body)
+        line = self.line
+        self.entries.append(Entry(ts, author, body, kind, line, line + n_lines - 1, edited))
+        self.line = line + n_lines
+        self._chunk, self._start = chunk, start
+
+    def finish(self) -> None:
+        if self.entries and self.extra:
+            self._regrow_last()
+
+    def _settle(self) -> None:
+        if self.entries:
+            self._regrow_last()
+        else:
+            self._settle_preamble()
+
+    def _settle_preamble(self) -> None:
+        preamble = self.preamble + "".join(self.extra)
+        self.extra = []
+        lines = preamble.split("\n")[:-1]  # it ends where the first header's line starts
+        self.quarantined = [(n, "text before the first message header", ln[:120]) for n, ln in enumerate(lines, 1)]
+        self.line = len(lines) + 1
+
+    def _regrow_last(self) -> None:
+        e = self.entries[-1]
+        self._chunk += "".join(self.extra)  # joined once: thousands of date-like lines stay linear
+        self.extra = []
+        e.text, n_lines = _body(self._chunk, self._start)
+        e.kind, e.edited = classify(e.author, e.text)
+        self.line += n_lines - (e.line_end - e.line_start + 1)
+        e.line_end = e.line_start + n_lines - 1
+
+
+def _decide(parts: list) -> tuple[dict[str, HeaderDate], dict]:
+    """Every distinct header date and the day/month order of each header style.
+
+    Counted over all header-like lines (in C, from the split result), so a rare body line that
+    looks like a header votes too; it is written in the file's own locale anyway.
+    """
+    counts = Counter(parts[3::STRIDE])  # date-first headers
+    counts.update(parts[6::STRIDE])  # time-first headers
+    counts.pop(None, None)
+    dates = {}
+    for text, n in counts.items():
+        hd = dates[text] = HeaderDate(text)
+        hd.n = n
+
+    def stamps():  # (date, time) of every header in file order, for the rare undecided style
+        for d, t, t_first, d_last in zip(parts[3::STRIDE], parts[4::STRIDE], parts[5::STRIDE], parts[6::STRIDE]):
+            tm = parse_time(t if d is not None else t_first)
+            if tm is not None:
+                yield dates[d if d is not None else d_last], tm
+
+    return dates, decide_orders(dates.values(), stamps())
 
 
 def parse_text(text: str, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
-    lines = split_lines(text)
-    if not lines or all(not ln.strip() for ln in lines):
+    text = _lf_only(text)
+    if not text.strip():
         raise ExportError(source, "empty file: no chat lines")
-    candidates: list[tuple[int, Header, tuple[str | None, str]]] = []
-    for i, line in enumerate(lines):
-        h = match_header(line)
-        if h is not None:
-            split = _author(h)
+    parts = HEADER.split(text)  # [before, then per header-like line: its 7 groups and the text up to the next]
+    dates, orders = _decide(parts)
+    days: dict[HeaderDate, date | bool] = {}
+    times: dict[str, time | bool] = {}
+    out = _Builder(parts[0])
+    it = iter(parts)
+    next(it)
+    for raw, bracket, d, t, t_first, d_last, end, chunk in zip(*[it] * STRIDE):
+        if d is None:  # time-first locales
+            d, t = d_last, t_first
+        tm = times.get(t)
+        if tm is None:
+            tm = times[t] = parse_time(t) or False
+        split = day = None
+        if tm is not False and (bracket is None) != (end[0] == "]"):
+            split = _author(chunk, end.isspace())
             if split is not None:
-                candidates.append((i, h, split))
-    if not candidates:
+                hd = dates[d]
+                day = days.get(hd)
+                if day is None:  # once per distinct date: 31/02 or month 13 means a body line, not a header
+                    day = days[hd] = hd.date_or_swapped(orders[hd.style]) or False
+        if not day:
+            out.reject(raw, chunk)
+            continue
+        out.add(datetime.combine(day, tm), split[0], split[1], chunk)
+    out.finish()
+    entries = out.entries
+    if not entries:
+        lines = split_lines(text)
         first = next(n for n, ln in enumerate(lines, 1) if ln.strip())
         raise ExportError(source, f"no WhatsApp message header found; first line is {lines[first - 1][:80]!r}", first)
-    orders = decide_orders([h for _, h, _ in candidates])
-
-    entries: list[Entry] = []
-    quarantined: list[tuple[int, str, str]] = []
-    n_header = n_system = n_cont = 0
-    body: list[str] = []
-    cur: tuple | None = None  # (ts, author, line_start)
-
-    def flush(line_end: int) -> None:
-        if cur is None:
-            return
-        ts, author, start = cur
-        raw = "\n".join(body)
-        kind, edited = classify(author, raw)
-        entries.append(Entry(ts, author, raw, kind, start, line_end, edited))
-
-    heads = iter(candidates)
-    nxt = next(heads, None)
-    for i, line in enumerate(lines):
-        if nxt is not None and nxt[0] == i:
-            _, h, (author, rest) = nxt
-            nxt = next(heads, None)
-            ts = to_datetime(h, orders[h.style])
-            if ts is None:  # e.g. month 13 when the file is day-first: body text that looks like a date
-                other = "mdy" if orders[h.style] == "dmy" else "dmy"
-                ts = to_datetime(h, other) if h.a > 12 or h.b > 12 else None
-            if ts is not None:
-                flush(i)
-                cur, body = (ts, author, i + 1), [rest]
-                if author is None:
-                    n_system += 1
-                else:
-                    n_header += 1
-                continue
-        if cur is None:
-            quarantined.append((i + 1, "text before the first message header", line[:120]))
-        else:
-            body.append(line)
-            n_cont += 1
-    flush(len(lines))
-    return ParseResult(source, entries, len(lines), n_header, n_cont, n_system, quarantined, encoding, orders)
+    lines_total = out.line - 1
+    n_header = sum(1 for e in entries if e.author is not None)
+    n_system = len(entries) - n_header
+    n_cont = lines_total - n_header - n_system - len(out.quarantined)
+    return ParseResult(source, entries, lines_total, n_header, n_cont, n_system, out.quarantined, encoding, orders)
 
 
 def parse_export(export: ExportText) -> ParseResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -59,6 +60,8 @@ def read_export(path: str | Path) -> ExportText:
         member, data = _read_zip_chat(path)
     else:
         member, data = None, path.read_bytes()
+        if data.startswith(_ZIP_MAGIC) or path.suffix.lower() == ".zip":
+            raise ExportError(path, "corrupt zip: no readable central directory (truncated or damaged?)")
     shown = f"{path}!{member}" if member else path
     text, encoding = decode_bytes(data, shown)
     return ExportText(str(path), member, text, encoding, digest)
@@ -67,35 +70,55 @@ def read_export(path: str | Path) -> ExportText:
 def _read_zip_chat(path: Path) -> tuple[str, bytes]:
     try:
         zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, OSError) as exc:
         raise ExportError(path, f"corrupt zip: {exc}") from exc
     with zf:
-        infos = zf.infolist()
-        for info in infos:
-            p = PurePosixPath(info.filename.replace("\\", "/"))
-            if p.is_absolute() or ".." in p.parts or (p.parts and ":" in p.parts[0]):
-                raise ExportError(path, f"unsafe member path {info.filename!r} (path traversal)")
-        txts = [i for i in infos if i.filename.lower().endswith(".txt") and not i.is_dir()]
-        if not txts:
-            raise ExportError(path, "zip holds no .txt chat export")
-        # iOS names it _chat.txt; Android "WhatsApp Chat with X.txt"; prefer those.
-        txts.sort(key=lambda i: (PurePosixPath(i.filename).name != "_chat.txt", "WhatsApp" not in i.filename, i.filename))
-        info = txts[0]
-        if info.file_size > MAX_TEXT_BYTES:
-            raise ExportError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {MAX_TEXT_BYTES})")
-        out = bytearray()
-        limit = min(MAX_TEXT_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO + (1 << 16))
-        with zf.open(info) as f:  # sizes in the header can lie: count what really comes out
-            while chunk := f.read(1 << 20):
-                out += chunk
-                if len(out) > limit:
-                    raise ExportError(
-                        path,
-                        f"member {info.filename!r} inflates beyond {limit} bytes "
-                        f"(compression ratio > {MAX_ZIP_RATIO}): refusing a zip bomb",
-                    )
-        return info.filename, bytes(out)
+        info = _chat_member(path, zf.infolist())
+        try:
+            return info.filename, _inflate(path, zf, info)
+        # damaged data (bad CRC, broken deflate stream, truncation), encryption, exotic compression
+        except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as exc:
+            raise ExportError(path, f"corrupt or unreadable zip member {info.filename!r}: {exc}") from exc
 
+
+def _chat_member(path: Path, infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo:
+    for info in infos:
+        p = PurePosixPath(info.filename.replace("\\", "/"))
+        if p.is_absolute() or ".." in p.parts or (p.parts and ":" in p.parts[0]):
+            raise ExportError(path, f"unsafe member path {info.filename!r} (path traversal)")
+    txts = [i for i in infos if i.filename.lower().endswith(".txt") and not i.is_dir() and not _is_mac_metadata(i)]
+    if not txts:
+        raise ExportError(path, "zip holds no .txt chat export")
+    # iOS names it _chat.txt; Android "WhatsApp Chat with X.txt"; prefer those.
+    txts.sort(key=lambda i: (PurePosixPath(i.filename).name != "_chat.txt", "WhatsApp" not in i.filename, i.filename))
+    info = txts[0]
+    if info.file_size > MAX_TEXT_BYTES:
+        raise ExportError(path, f"member {info.filename!r} declares {info.file_size} bytes (limit {MAX_TEXT_BYTES})")
+    return info
+
+
+def _is_mac_metadata(info: zipfile.ZipInfo) -> bool:
+    """macOS Archive Utility adds `__MACOSX/._name` AppleDouble files: binary, never the chat."""
+    p = PurePosixPath(info.filename)
+    return p.parts[0] == "__MACOSX" or p.name.startswith("._")
+
+
+def _inflate(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    out = bytearray()
+    limit = min(MAX_TEXT_BYTES, max(info.compress_size, 1) * MAX_ZIP_RATIO + (1 << 16))
+    with zf.open(info) as f:  # sizes in the header can lie: count what really comes out
+        while chunk := f.read(1 << 20):
+            out += chunk
+            if len(out) > limit:
+                raise ExportError(
+                    path,
+                    f"member {info.filename!r} inflates beyond {limit} bytes "
+                    f"(compression ratio > {MAX_ZIP_RATIO}): refusing a zip bomb",
+                )
+    return bytes(out)
+
+
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # local file header; empty archive
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
