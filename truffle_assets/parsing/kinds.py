@@ -70,6 +70,14 @@ _SYSTEM_TEXT = re.compile(
     r"รหัสความปลอดภัย|mã bảo mật|رمز الأمان|सुरक्षा कोड|veiligheidscode",
 )
 
+# Group events iOS writes after a mark (English and the commonest locales); placeholders never match.
+_GROUP_EVENT = re.compile(
+    r"\b(?:added|removed|left|joined using|created (?:the |this )?group|changed (?:the|this|their|the group)|"
+    r"changed to|turned (?:on|off)|pinned a message|is now an admin|no longer an admin|reset this group|"
+    r"hinzugefügt|entfernt|hat die gruppe|a ajouté|a retiré|a créé|añadió|eliminó a|creó el grupo|"
+    r"ha aggiunto|ha creato|adicionou|removeu|criou o grupo|добавил|удалил|создал|přidal|odebral)\b"
+)
+
 
 # Placeholders and notices are short: a longer first line is always a message, so no pattern
 # below ever scans a long body (a 10 MB message costs one length check, not nine regex scans).
@@ -156,6 +164,8 @@ def _placeholder_kind(text: str, first: str) -> str:
         fa = _FILE_ATTACHED.match(plain)
         if fa:
             return CONTACT if fa.group(1).lower() == "vcf" else MEDIA
+    if bidi_start and _GROUP_EVENT.search(low):
+        return SYSTEM  # iOS group events, attributed to the group or the actor: "‎Mummy added Papa"
     if bidi_start or (marked and _MID_MARK.search(first)):
         # iOS writes generated placeholders after a bidi mark: "‎image omitted", "x.pdf ‎document omitted"
         return CONTACT if _CONTACT_WORDS.search(low) else MEDIA

@@ -286,3 +286,15 @@ def test_empty_body_and_trailing_blank_lines():
         ("Alice", "", 1, 1),
         ("Bob", "last\n\n", 2, 4),
     ]
+
+
+def test_ios_group_events_attributed_to_group_are_system():
+    """iOS writes group events with the group (or actor) as author and a leading U+200E."""
+    text = (
+        "[14/03/2021, 10:00:01] Mehta Parivaar: \u200eYou created group “Mehta Parivaar”\n"
+        "[14/03/2021, 10:00:02] Mehta Parivaar: \u200eMummy added Papa\n"
+        "[14/03/2021, 10:00:03] Mehta Parivaar: \u200eMummy changed the group photo\n"
+        "[14/03/2021, 10:00:04] Papa: \u200eimage omitted\n"
+    )
+    kinds = [e.kind for e in parse_text(text).entries]
+    assert kinds == ["system", "system", "system", "media"]

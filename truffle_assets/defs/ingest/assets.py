@@ -7,6 +7,7 @@ from datetime import date
 
 import dagster as dg
 import polars as pl
+from dagster._core.errors import DagsterInvalidPropertyError
 
 from truffle_assets.defs.partitions import chat_days, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
@@ -123,7 +124,7 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
 def _run_id(context: dg.AssetExecutionContext) -> str:
     try:
         return context.run.run_id
-    except dg.DagsterInvalidPropertyError:  # a direct call in a test has no run
+    except DagsterInvalidPropertyError:  # a direct call in a test has no run
         return "direct-invocation"
 
 
