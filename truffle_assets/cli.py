@@ -47,7 +47,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     report = ingest_all(
         exports_dir=Path(args.exports), db_path=Path(args.db), user_name=args.user,
-        chats_wanted=args.chat or None, instance_kind=args.instance,
+        chats_wanted=args.chat or None, instance_kind=args.instance, full=args.full,
     )
     print(json.dumps(report, indent=2, default=str))
     return 0 if report["failed"] == 0 else 1
@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         si.set_defaults(func=func)
     ingest = sub.choices["ingest"]
     ingest.add_argument("--chat", action="append", help="only this chat id (repeatable)")
+    ingest.add_argument("--full", action="store_true", help="re-ingest every day, not only changed ones")
     ingest.add_argument("--instance", choices=["local", "ephemeral"], default=None,
                         help="record runs in $DAGSTER_HOME (local, default when set) or in memory")
     up = sub.choices["up"]

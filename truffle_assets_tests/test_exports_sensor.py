@@ -8,7 +8,8 @@ import dagster as dg
 import pytest
 
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.ingest.sensors import contiguous_ranges, exports_sensor
+from truffle_assets.defs.ingest.sensors import exports_sensor
+from truffle_assets.ingest import contiguous_ranges
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.parsing.source import file_sha256

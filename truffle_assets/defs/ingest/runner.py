@@ -1,11 +1,13 @@
 """`truffle ingest`: the sensor's work, done now, from the command line.
 
-Every chat is registered as a partition and materialized as one single-run backfill over its
-whole history, in-process, recorded in the local instance ($DAGSTER_HOME) so the UI shows it.
+Every chat is registered as a partition. A chat the store has never seen is materialized as one
+single-run backfill over its whole history; a known chat only over the stretches of days whose
+digests differ from what the store holds (`--full` redoes everything). Runs execute in-process
+and are recorded in the local instance ($DAGSTER_HOME) so the UI shows them.
 """
 
 import os
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -13,7 +15,7 @@ import dagster as dg
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.ingest import load_chat
+from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
 
 
 def ingest_all(
@@ -24,6 +26,7 @@ def ingest_all(
     instance_kind: str | None = None,
     cache_dir: Path | None = None,
     instance: dg.DagsterInstance | None = None,
+    full: bool = False,
 ) -> dict:
     if instance is None:
         local = instance_kind == "local" or (instance_kind is None and os.environ.get("DAGSTER_HOME"))
@@ -38,19 +41,22 @@ def ingest_all(
     start, today = date.fromisoformat(HISTORY_START), date.today()
     report: dict = {"chats": {}, "failed": 0, "user": exports.user()}
     for chat in selected:
-        days = [d for d in load_chat(chat, found[chat]).days if start <= d <= today]
-        if not days:
-            report["chats"][chat] = {"days": 0, "skipped": "no messages inside the partition window"}
-            continue
-        result = dg.materialize(
-            [messages], instance=instance, resources=resources,
-            tags=chat_range_tags(chat, days[0], days[-1]), raise_on_error=False,
-        )
-        mats = result.asset_materializations_for_node("messages") if result.success else []
-        rows = mats[0].metadata["dagster/partition_row_count"].value if mats else 0
-        report["chats"][chat] = {
-            "first_day": days[0], "last_day": days[-1], "partitions": (days[-1] - days[0] + timedelta(days=1)).days,
-            "rows": rows, "run_id": result.run_id, "success": result.success,
-        }
-        report["failed"] += not result.success
+        load = load_chat(chat, found[chat])
+        digests = load.day_digests()
+        stored = {} if full else exports.ingested().load(chat)
+        days = [d for d in changed_days(load.days, digests, stored, not stored) if start <= d <= today]
+        entry: dict = {"days_in_export": len(load.days), "runs": []}
+        for first, last in contiguous_ranges(days):
+            result = dg.materialize(
+                [messages], instance=instance, resources=resources,
+                tags=chat_range_tags(chat, first, last), raise_on_error=False,
+            )
+            mats = result.asset_materializations_for_node("messages") if result.success else []
+            entry["runs"].append({
+                "first_day": first, "last_day": last, "run_id": result.run_id, "success": result.success,
+                "rows": mats[0].metadata["dagster/partition_row_count"].value if mats else 0,
+            })
+            report["failed"] += not result.success
+        entry["status"] = "ingested" if entry["runs"] else "up to date"
+        report["chats"][chat] = entry
     return report

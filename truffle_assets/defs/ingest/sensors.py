@@ -15,19 +15,9 @@ from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats
 from truffle_assets.defs.resources import ExportsResource
 from truffle_assets.ids import day_digest
-from truffle_assets.ingest import load_chat
+from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
 from truffle_assets.parsing import ExportError
 from truffle_assets.parsing.source import file_sha256
-
-
-def contiguous_ranges(days: list[date]) -> list[tuple[date, date]]:
-    out: list[tuple[date, date]] = []
-    for d in sorted(days):
-        if out and d - out[-1][1] == timedelta(days=1):
-            out[-1] = (out[-1][0], d)
-        else:
-            out.append((d, d))
-    return out
 
 
 def plan_runs(chat: str, changed: list[date], digests: dict[str, str]) -> list[dg.RunRequest]:
@@ -38,12 +28,6 @@ def plan_runs(chat: str, changed: list[date], digests: dict[str, str]) -> list[d
         key = f"{chat}:{first}:{last}:{day_digest(span)}"
         requests.append(dg.RunRequest(run_key=key, asset_selection=[messages.key], tags=chat_range_tags(chat, first, last)))
     return requests
-
-
-def changed_days(load_days: list[date], digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:
-    if is_new and load_days:  # a new chat gets its whole history, silent days included
-        return [load_days[0] + timedelta(days=i) for i in range((load_days[-1] - load_days[0]).days + 1)]
-    return sorted(date.fromisoformat(d) for d, h in digests.items() if stored.get(d) != h)
 
 
 @dg.sensor(
