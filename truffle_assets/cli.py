@@ -56,11 +56,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_up(args: argparse.Namespace) -> int:
     """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
     from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.ingest import scan_exports
     from truffle_assets.synth import write_corpus
 
     exports = Path(args.exports)
     exports.mkdir(parents=True, exist_ok=True)
-    if not any(p.suffix in (".txt", ".zip") for p in exports.rglob("*")):
+    if not scan_exports(exports):
         print(f"data/exports is empty: writing the sample export set into {exports}", flush=True)
         write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home")))

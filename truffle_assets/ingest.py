@@ -17,6 +17,7 @@ import polars as pl
 from truffle_assets.ids import chat_id_for, content_hash, day_digest, message_ids
 from truffle_assets.parsing import parse_export, read_export
 from truffle_assets.parsing.kinds import DELETED
+from truffle_assets.parsing.source import file_sha256
 
 EXPORT_SUFFIXES = (".txt", ".zip")
 
@@ -36,7 +37,7 @@ def scan_exports(exports_dir: str | Path) -> dict[str, list[Path]]:
 @dataclass
 class ChatLoad:
     chat_id: str
-    rows: pl.DataFrame  # one row per message, every day of the chat; is_user filled by `with_user`
+    rows: pl.DataFrame  # one row per message (MESSAGE_COLUMNS), every day of the chat
     jobs: list[dict] = field(default_factory=list)  # per-file accounting for `ingestion_jobs`
 
     @property
@@ -47,10 +48,12 @@ class ChatLoad:
         return self.rows.filter(pl.col("day").is_in(sorted(days)))
 
     def day_digests(self) -> dict[str, str]:
-        out = {}
-        for (day,), grp in self.rows.group_by("day"):
-            out[day.isoformat()] = day_digest(grp["content_hash"].to_list())
-        return out
+        return day_digests(self.rows)
+
+
+def day_digests(rows: pl.DataFrame) -> dict[str, str]:
+    """ISO day -> digest of that day's message content hashes."""
+    return {day.isoformat(): day_digest(grp["content_hash"].to_list()) for (day,), grp in rows.group_by("day")}
 
 
 def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatLoad:
@@ -88,11 +91,10 @@ def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatL
 
 def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
     """Authors of one export (message counts, and who 'You deleted' marks as the exporter), cached by file hash."""
-    export = read_export(path)
-    cache = cache_dir / f"{export.file_sha256}.json" if cache_dir else None
-    if cache is not None and cache.exists():
+    cache = cache_dir / f"{file_sha256(path)}.json" if cache_dir else None
+    if cache is not None and cache.exists():  # a hit costs a hash, not a decode and parse
         return json.loads(cache.read_text())
-    entries = parse_export(export).entries
+    entries = parse_export(read_export(path)).entries
     prof = {
         "authors": dict(Counter(e.author for e in entries if e.authored)),
         # iOS attributes "You deleted this message" to the exporter: a direct hint at the user
@@ -149,8 +151,7 @@ class IngestedDays:
         state = self.load(chat_id)
         for d in days:
             state.pop(d.isoformat(), None)
-        if rows.height:
-            state.update(ChatLoad(chat_id, rows).day_digests())
+        state.update(day_digests(rows))
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self._path(chat_id).with_suffix(".tmp")
         tmp.write_text(json.dumps(dict(sorted(state.items())), separators=(",", ":")))

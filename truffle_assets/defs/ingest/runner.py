@@ -7,13 +7,12 @@ and are recorded in the local instance ($DAGSTER_HOME) so the UI shows them.
 """
 
 import os
-from datetime import date
 from pathlib import Path
 
 import dagster as dg
 
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats
+from truffle_assets.defs.partitions import chat_range_tags, chats, within_partitions
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
 
@@ -38,13 +37,12 @@ def ingest_all(
     selected = sorted(c for c in found if not chats_wanted or c in chats_wanted)
     known = set(instance.get_dynamic_partitions(chats.name))
     instance.add_dynamic_partitions(chats.name, [c for c in selected if c not in known])
-    start, today = date.fromisoformat(HISTORY_START), date.today()
     report: dict = {"chats": {}, "failed": 0, "user": exports.user()}
     for chat in selected:
         load = load_chat(chat, found[chat])
         digests = load.day_digests()
         stored = {} if full else exports.ingested().load(chat)
-        days = [d for d in changed_days(load.days, digests, stored, not stored) if start <= d <= today]
+        days, _ = within_partitions(changed_days(load.days, digests, stored, not stored))
         entry: dict = {"days_in_export": len(load.days), "runs": []}
         for first, last in contiguous_ranges(days):
             result = dg.materialize(

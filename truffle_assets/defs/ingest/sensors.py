@@ -12,7 +12,7 @@ from datetime import date, timedelta
 import dagster as dg
 
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats
+from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, within_partitions
 from truffle_assets.defs.resources import ExportsResource
 from truffle_assets.ids import day_digest
 from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
@@ -39,7 +39,6 @@ def plan_runs(chat: str, changed: list[date], digests: dict[str, str]) -> list[d
 def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource) -> dg.SensorResult:
     files: dict[str, str] = json.loads(context.cursor).get("files", {}) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions(chats.name))
-    start, today = date.fromisoformat(HISTORY_START), date.today()
     new_chats: list[str] = []
     runs: list[dg.RunRequest] = []
     unreadable: list[str] = []
@@ -57,9 +56,10 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
         days = changed_days(load.days, digests, exports.ingested().load(chat), chat not in known)
         if chat not in known:
             new_chats.append(chat)
-        if any(not start <= d <= today for d in days):
-            context.log.warning(f"{chat}: days outside {HISTORY_START}..today have no partition; skipped")
-        runs.extend(plan_runs(chat, [d for d in days if start <= d <= today], digests))
+        days, outside = within_partitions(days)
+        if outside:
+            context.log.warning(f"{chat}: {len(outside)} days outside {HISTORY_START}..today have no partition; skipped")
+        runs.extend(plan_runs(chat, days, digests))
         files.update(hashes)
     return dg.SensorResult(
         run_requests=runs,
