@@ -8,4 +8,7 @@ command -v "$PY" >/dev/null || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade "pip>=24"
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+# llama-cpp-python is an sdist: portable AVX2 build (pip caches the wheel, so only the first install compiles)
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install --quiet -e ".[dev]"
+# llama.cpp's HF→GGUF converter ships only inside that sdist: unpack it next to the venv
+.venv/bin/python -m truffle_assets.training.gguf_export install-converter

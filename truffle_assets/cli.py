@@ -1,4 +1,4 @@
-"""The `truffle` console script: parse, synth, ingest, up."""
+"""The `truffle` console script: parse, synth, ingest, up, recall, train, promote, rollback, audit."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +103,76 @@ def cmd_up(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    """Materialize the training chain (datasets → … → eval report → card) on the local instance."""
+    import dagster as dg
+
+    from truffle_assets.definitions import TRAINING_CHAIN, defs
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home")))
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    ops = {"lora_adapter": {"config": {"base_model": args.base, "max_steps": args.max_steps}},
+           "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit}}}
+    result = dg.materialize(TRAINING_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources,
+                            run_config={"ops": ops}, raise_on_error=False)
+    for ev in result.get_asset_check_evaluations():
+        print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
+    print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
+    return 0 if result.success else 1
+
+
+def _registry(args: argparse.Namespace):
+    from truffle_assets.training.registry import Registry
+
+    return Registry(args.registry)
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    from truffle_assets.training.registry import RegistryError, read_gate
+
+    runs = Path(args.runs)
+    run_dir = runs / args.run if args.run else Path(json.loads((runs / "candidate.json").read_text())["run_dir"])
+    try:
+        active = _registry(args).promote(run_dir, gate_passed=read_gate(run_dir) is True, force=args.force, reason=args.reason)
+    except RegistryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"active model: {active.run_id} ({active.gguf_path}){' [forced]' if active.forced else ''}")
+    return 0
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    from truffle_assets.training.registry import RegistryError
+
+    try:
+        active = _registry(args).rollback(reason=args.reason)
+    except RegistryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"active model: {active.run_id} ({active.gguf_path})")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    verdict = _registry(args).verify_audit()
+    if verdict.ok:
+        print(f"audit log intact: {verdict.lines} lines")
+        return 0
+    print(f"audit log FAILED at line {verdict.first_bad_line}: {verdict.reason}", file=sys.stderr)
+    return 1
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    reg = _registry(args)
+    active = reg.active()
+    print(f"active: {active.run_id if active else 'none'}")
+    for h in reg.history():
+        print(json.dumps(asdict(h), default=str))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     data = PROJECT_ROOT / "data"
     p = argparse.ArgumentParser(prog="truffle", description="Personal memory from WhatsApp exports.")
@@ -145,6 +216,30 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--published", default=str(data / "published"))
     recall.add_argument("--json", action="store_true", help="the whole evidence pack as JSON")
     recall.set_defaults(func=cmd_recall)
+
+    train = sub.add_parser("train", help="materialize the training chain: datasets → LoRA → GGUF → eval report")
+    train.add_argument("--base", default="qwen2.5-coder-0.5b", help="qwen2.5-coder-0.5b (demo), tiny, or an HF folder/id")
+    train.add_argument("--max-steps", type=int, default=-1)
+    train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
+    train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
+    train.set_defaults(func=cmd_train)
+    registry = str(data / "models" / "registry")
+    for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),
+                              ("rollback", cmd_rollback, "restore the previously active model"),
+                              ("models", cmd_models, "the active model and the promotion history")):
+        sr = sub.add_parser(name, help=help_)
+        sr.add_argument("--registry", default=registry)
+        sr.set_defaults(func=func)
+    promote = sub.choices["promote"]
+    promote.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
+    promote.add_argument("--runs", default=str(PROJECT_ROOT / "models" / "runs"))
+    promote.add_argument("--force", action="store_true", help="promote although the gate failed (needs --reason)")
+    promote.add_argument("--reason", default="")
+    sub.choices["rollback"].add_argument("--reason", default="")
+    audit = sub.add_parser("audit", help="verify the HMAC-chained promotion audit log")
+    audit.add_argument("action", choices=["verify"])
+    audit.add_argument("--registry", default=registry)
+    audit.set_defaults(func=cmd_audit)
     return p
 
 

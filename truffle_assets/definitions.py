@@ -2,16 +2,29 @@
 
 import dagster as dg
 
+from truffle_assets.defs.eval.assets import eval_gate, eval_report, model_card
 from truffle_assets.defs.index.assets import memory_index
 from truffle_assets.defs.ingest.assets import messages, whatsapp_exports
 from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.memory.assets import episodes, facts, message_pii, message_streams, profile, summaries
+from truffle_assets.defs.registry.jobs import promote_model, rollback_model
 from truffle_assets.defs.resources import (
-    DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
+    DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource,
 )
+from truffle_assets.defs.training.assets import dpo_dataset, gguf_model, lora_adapter, merged_model, modelfile, sft_dataset
+
+TRAINING_ASSETS = [sft_dataset, dpo_dataset, lora_adapter, merged_model, gguf_model, modelfile, eval_report, model_card]
+TRAINING_CHAIN = [*TRAINING_ASSETS, eval_gate]  # what `truffle train` and the tests materialize
 
 defs = dg.Definitions(
-    assets=[whatsapp_exports, messages, message_pii, message_streams, episodes, summaries, facts, profile, memory_index],
+    assets=[whatsapp_exports, messages, message_pii, message_streams, episodes, summaries, facts, profile, memory_index,
+            *TRAINING_ASSETS],
+    asset_checks=[eval_gate],
+    jobs=[
+        dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
+                            description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
+        promote_model, rollback_model,
+    ],
     sensors=[
         exports_sensor,
         # profile.json follows `facts` on its own (eager automation); declared so it runs by default
@@ -25,5 +38,6 @@ defs = dg.Definitions(
         "llm": LLMResource(),
         "index": IndexResource(),
         "published": PublishedResource(),
+        "models": ModelsResource(),
     },
 )

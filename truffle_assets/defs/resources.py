@@ -1,6 +1,7 @@
 """Resources bound once: where exports live, who the user is, and the DuckDB file."""
 
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,11 +12,13 @@ import duckdb
 from pydantic import PrivateAttr
 
 from truffle_assets import store
+from truffle_assets.files import write_json_atomic
 from truffle_assets.ingest import IngestedDays, author_profile, detect_user, scan_exports
 from truffle_assets.llm import LLMClient, LLMConfig
 
 if TYPE_CHECKING:  # the index pulls in torch: import it only when a run opens it
     from truffle_assets.index.lance import MemoryIndex
+    from truffle_assets.training.registry import Registry
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = PROJECT_ROOT / "data"
@@ -127,3 +130,40 @@ class IndexResource(dg.ConfigurableResource):
             _EMBEDDERS[key] = Embedder(self.model_path, batch_size=self.batch_size)
         return MemoryIndex(self.root, _EMBEDDERS[key])
 
+
+
+class ModelsResource(dg.ConfigurableResource):
+    """Where the fine-tuning harness reads the runtime's transcripts and writes datasets and models.
+
+    A training run is one folder under `runs/`; `candidate.json` names the newest one, so each
+    stage after `lora_adapter` works on the same candidate even when materialized in later runs.
+    """
+
+    root: str = str(PROJECT_ROOT / "models")
+    datasets_dir: str = str(DATA_DIR / "training")
+    runtime_dir: str = str(DATA_DIR / "runtime")
+    registry_dir: str = str(DATA_DIR / "models" / "registry")
+    audit_key: str | None = None  # unset: TRUFFLE_AUDIT_KEY, else a key file created in the registry
+
+    def dataset_dir(self, kind: str) -> Path:
+        return Path(self.datasets_dir) / kind
+
+    def new_run_dir(self, dagster_run_id: str) -> Path:
+        from datetime import UTC, datetime
+
+        run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{dagster_run_id[:8]}"
+        path = Path(self.root) / "runs" / run_id
+        path.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(Path(self.root) / "runs" / "candidate.json", {"run_id": run_id, "run_dir": str(path)})
+        return path
+
+    def candidate_dir(self) -> Path:
+        pointer = Path(self.root) / "runs" / "candidate.json"
+        if not pointer.exists():
+            raise FileNotFoundError(f"{pointer} does not exist: materialize lora_adapter first")
+        return Path(json.loads(pointer.read_text())["run_dir"])
+
+    def registry(self) -> "Registry":
+        from truffle_assets.training.registry import Registry
+
+        return Registry(self.registry_dir, key=self.audit_key)

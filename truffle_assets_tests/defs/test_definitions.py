@@ -18,7 +18,17 @@ PARENTS = {
     "facts": {"message_streams", "summaries"},
     "memory_index": {"message_streams", "episodes", "summaries"},
     "profile": {"facts"},
+    # training and eval: not partitioned, one candidate run folder per training run
+    "sft_dataset": set(),
+    "dpo_dataset": set(),
+    "lora_adapter": {"sft_dataset", "dpo_dataset"},
+    "merged_model": {"lora_adapter"},
+    "gguf_model": {"merged_model"},
+    "modelfile": {"gguf_model"},
+    "eval_report": {"gguf_model", "modelfile"},
+    "model_card": {"lora_adapter", "gguf_model", "eval_report"},
 }
+TRAINING = ("sft_dataset", "dpo_dataset", "lora_adapter", "merged_model", "gguf_model", "modelfile")
 
 
 def test_definitions_validate_loadable():
@@ -38,6 +48,11 @@ def test_asset_graph_lineage_and_partitions():
     assert graph.get(K("profile")).automation_condition is not None
     assert graph.get(K("memory_index")).group_name == "index"
     assert {graph.get(K(k)).group_name for k in ("message_pii", "episodes", "facts", "profile")} == {"memory"}
+    assert {graph.get(K(k)).group_name for k in TRAINING} == {"training"}
+    assert {graph.get(K(k)).group_name for k in ("eval_report", "model_card")} == {"eval"}
+    assert all(graph.get(K(k)).partitions_def is None for k in (*TRAINING, "eval_report", "model_card"))
+    # a change to the trainer or exporter code must invalidate what was built with it
+    assert all(graph.get(K(k)).code_version for k in ("lora_adapter", "merged_model", "gguf_model", "eval_report"))
 
 
 def test_blocking_checks_and_sensors():
@@ -47,4 +62,9 @@ def test_blocking_checks_and_sensors():
     assert ("facts", "facts_have_evidence") in checks and checks[("facts", "facts_have_evidence")].blocking
     assert ("message_pii", "every_message_flagged") in checks
     assert {s.name for s in defs.sensors} == {"exports_sensor", "memory_automation"}
-    assert set(defs.resources) == {"exports", "duckdb", "llm", "index", "published"}
+    assert set(defs.resources) == {"exports", "duckdb", "llm", "index", "published", "models"}
+    for asset, name in (("sft_dataset", "sft_rows_valid"), ("dpo_dataset", "dpo_rows_valid"),
+                        ("gguf_model", "gguf_answers_tool_call")):
+        assert checks[(asset, name)].blocking, name  # bad rows or a broken GGUF stop the chain
+    assert not checks[("eval_report", "eval_gate")].blocking  # promotion enforces it; the card still gets written
+    assert {j.name for j in defs.jobs} >= {"train_candidate", "promote_model", "rollback_model"}

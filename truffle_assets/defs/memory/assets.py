@@ -5,7 +5,6 @@ module, and replaces exactly those partitions in one transaction, so re-material
 idempotent. Only redacted text flows past `message_pii`.
 """
 
-import base64
 import time
 from collections import Counter
 from datetime import date, datetime, timedelta
@@ -15,6 +14,7 @@ import polars as pl
 
 from truffle_assets import store
 from truffle_assets.defs.ingest.assets import messages
+from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.partitions import chat_days, days_by_chat
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.episodes import build_episodes
@@ -160,10 +160,6 @@ def redacted_authors(msgs: pl.DataFrame) -> dict[str, str]:
     return {a: redact_text(a).text for a in msgs["author"].drop_nulls().unique().to_list()}
 
 
-def _png_md(png: bytes, alt: str) -> dg.MetadataValue:
-    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")
-
-
 @dg.asset(
     **PARTITIONED,
     deps=[message_streams],
@@ -211,7 +207,7 @@ def episodes(context: dg.AssetExecutionContext, config: EpisodesConfig, duckdb: 
             "unchanged_episodes": unchanged,
             "mean_components": dg.MetadataValue.json({c: round(float(eps[c].mean()), 4) for c in comps}),
             "tokens_per_episode_p50": int(eps["n_tokens"].median()),
-            "salience_histogram": _png_md(salience_histogram_png(eps["salience"].to_list()), "salience histogram"),
+            "salience_histogram": png_md(salience_histogram_png(eps["salience"].to_list()), "salience histogram"),
             "top_episodes": dg.MetadataValue.md(_top_episodes(eps)),
         })
     return dg.MaterializeResult(metadata=meta)

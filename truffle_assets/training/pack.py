@@ -1,0 +1,374 @@
+"""The versioned synthetic training pack: behaviours that rated transcripts alone teach too slowly.
+
+Templates with slots live in `prompts/pack/*.json` (one file per kind, slot values in
+`slots.json`); this module fills them deterministically and returns SFT rows and DPO rows in the
+schemas of `schemas.py`. Kinds: `toolcall`, `grounded_answer`, `write_refusal`, `memory_type`,
+`privacy_refusal`, `question_card` (see docs/training_contracts.md and the files' `_doc`).
+
+Every prompt is `[system prompt, optional context message, user]`. The context message is a second
+`system` message built by `context_block()` — today's date, retrieved messages as
+`[msg:<id>] <author>: <text>` and free notes — the same format the eval suites use, so the model is
+trained and judged on one layout. Example `n` of a kind draws from its own RNG seeded with
+(seed, kind, n): changing one kind's size never reshuffles another kind. DPO rows reuse the SFT
+prompt of every second example and pair the right answer with a realistic failure (prose around an
+envelope, fences, wrong tool, write tool, leaked secret, missing or malformed citations, raw HTML).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from truffle_assets.synth.checksums import luhn_check_digit
+from truffle_assets.toolcalls import ToolCall, format_tool_calls
+from truffle_assets.training.schemas import row_id, split_for
+
+GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes from the same templates
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PACK_DIR = PROMPTS_DIR / "pack"
+SYSTEM_PROMPT_PATH = PROMPTS_DIR / "system_chat.md"
+
+KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
+DEFAULT_SIZES = {"toolcall": 120, "grounded_answer": 90, "write_refusal": 40, "memory_type": 60,
+                 "privacy_refusal": 50, "question_card": 40}  # SFT rows; DPO rows: every second one
+
+
+def _pack_version() -> str:
+    h = hashlib.sha256(f"generator={GENERATOR_VERSION}".encode())
+    for p in sorted(PACK_DIR.glob("*.json")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return f"{GENERATOR_VERSION}-{h.hexdigest()[:12]}"
+
+
+PACK_VERSION = _pack_version()
+
+
+def system_prompt() -> str:
+    """The chat system prompt every training row and eval case starts with, read when needed."""
+    try:
+        return SYSTEM_PROMPT_PATH.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{SYSTEM_PROMPT_PATH} is missing: it holds the chat system prompt that every training row "
+            "and eval case starts with") from None
+
+
+def context_block(messages: Sequence[tuple[str, str, str]] | None = None, today: date | None = None,
+                  notes: Sequence[str] = ()) -> str:
+    """The context message: today's date, notes, and retrieved messages (`[]` = retrieval found none)."""
+    lines = []
+    if today is not None:
+        lines.append(f"Today is {today:%A}, {today.isoformat()}.")
+    lines += [n for n in notes if n]
+    if messages is not None:
+        lines.append("Retrieved messages:" if messages else "Retrieved messages: none")
+        lines += [f"[msg:{mid}] {author}: {text}" for mid, author, text in messages]
+    return "\n".join(lines)
+
+
+def chat_prompt(system: str, user: str, context: str | None = None) -> list[dict[str, str]]:
+    msgs = [{"role": "system", "content": system}]
+    if context:
+        msgs.append({"role": "system", "content": context})
+    return msgs + [{"role": "user", "content": user}]
+
+
+# ---- templates and slots ----------------------------------------------------------------------
+
+@cache
+def _templates(name: str) -> dict:
+    return json.loads((PACK_DIR / f"{name}.json").read_text(encoding="utf-8"))
+
+
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+def fill(obj: Any, slots: dict[str, Any]) -> Any:
+    """Substitute `{slot}`s; a string that is exactly one slot keeps the slot's type (int, list)."""
+    if isinstance(obj, str):
+        if m := _SLOT.fullmatch(obj):
+            return slots[m.group(1)]
+        return _SLOT.sub(lambda m: str(slots[m.group(1)]), obj)
+    if isinstance(obj, list):
+        return [fill(x, slots) for x in obj]
+    if isinstance(obj, dict):
+        return {k: fill(v, slots) for k, v in obj.items()}
+    return obj
+
+
+def human_date(d: date) -> str:
+    return f"{d.day} {d:%B}"
+
+
+def hex_id(rng: random.Random, chars: int = 20) -> str:
+    return f"{rng.getrandbits(chars * 4):0{chars}x}"
+
+
+def _month_back(d: date, n: int) -> tuple[date, date]:
+    y, m = d.year, d.month - n
+    while m < 1:
+        y, m = y - 1, m + 12
+    first = date(y, m, 1)
+    nxt = date(y + (m == 12), m % 12 + 1, 1)
+    return first, nxt - timedelta(days=1)
+
+
+def date_relation(kind: str, today: date, rng: random.Random) -> dict[str, str]:
+    """A relative date phrase and the inclusive since/until it means, given today."""
+    if kind == "yesterday":
+        d = today - timedelta(days=1)
+        return {"rel": "yesterday", "since": d.isoformat(), "until": d.isoformat()}
+    if kind == "last_week":  # the previous Monday–Sunday week
+        monday = today - timedelta(days=today.weekday() + 7)
+        return {"rel": "last week", "since": monday.isoformat(), "until": (monday + timedelta(days=6)).isoformat()}
+    if kind == "last_month":
+        a, b = _month_back(today, 1)
+        return {"rel": "last month", "since": a.isoformat(), "until": b.isoformat()}
+    if kind == "month":
+        a, b = _month_back(today, rng.randint(2, 10))
+        return {"rel": f"in {a:%B %Y}", "since": a.isoformat(), "until": b.isoformat()}
+    if kind == "since_day":
+        d = today - timedelta(days=rng.randint(5, 60))
+        return {"rel": f"since {human_date(d)} {d.year}", "since": d.isoformat(), "until": ""}
+    if kind == "between":
+        a = today - timedelta(days=rng.randint(20, 90))
+        b = a + timedelta(days=rng.randint(3, 14))
+        return {"rel": f"between {human_date(a)} and {human_date(b)} {b.year}" if a.year == b.year
+                else f"between {human_date(a)} {a.year} and {human_date(b)} {b.year}",
+                "since": a.isoformat(), "until": b.isoformat()}
+    raise ValueError(f"unknown date relation {kind!r}")
+
+
+def make_slots(rng: random.Random, lib: dict, today: date) -> dict[str, Any]:
+    """One consistent set of slot values for an example (distinct names, places, ids...)."""
+    s: dict[str, Any] = {}
+    for key, slot_names in (("names", ("name", "name2", "name3", "me")), ("surnames", ("surname", "surname2")),
+                            ("chats", ("chat", "chat2", "chat3")), ("places", ("place", "place2", "place3")),
+                            ("venues", ("venue", "venue2", "venue3")), ("topics", ("topic", "topic2")),
+                            ("items", ("item1", "item2", "item3", "item4")), ("dishes", ("dish", "dish2")),
+                            ("companies", ("company", "company2")), ("smalltalk", ("smalltalk", "smalltalk2"))):
+        s.update(zip(slot_names, rng.sample(lib[key], len(slot_names))))
+    for key, slot in (("events", "event"), ("foods", "food"), ("pets", "pet"), ("nicknames", "nickname")):
+        s[slot] = rng.choice(lib[key])
+    s["topic_q"] = s["topic"].removeprefix("the ")  # search queries drop the article
+    s["quote"] = fill(rng.choice(lib["quotes"]), s)
+    d1 = today + timedelta(days=rng.randint(3, 60))
+    d2 = d1 + timedelta(days=rng.randint(1, 4))
+    d3 = d2 + timedelta(days=rng.randint(1, 5))
+    s.update(today=today, date=d1.isoformat(), date_h=human_date(d1), date2_h=human_date(d2), date3_h=human_date(d3))
+    months = sorted(rng.sample(range(1, 12), 3))
+    for i, m in enumerate(months, 1):
+        s[f"month{i}"] = date(today.year - 1, m, 1).strftime("%B %Y")
+    ids = [hex_id(rng) for _ in range(4)]
+    s.update({f"id{i}": x for i, x in enumerate(ids, 1)}, ids1=ids[:1], ids2=ids[:2], ids3=ids[:3])
+    s["fact_id"] = hex_id(rng)
+    s["k"] = rng.choice((3, 5, 10, 20))
+    a, b = rng.randint(12, 99), rng.randint(12, 99)
+    s.update(a=a, b=b, product=a * b, sum=a + b)
+    s["amount"], s["amount2"] = (f"₹{rng.randint(4, 60) * 500:,}" for _ in range(2))
+    return s
+
+
+def _today(rng: random.Random) -> date:
+    return date(2023, 1, 1) + timedelta(days=rng.randint(0, 700))  # evals use 2025 and later
+
+
+# ---- one example per kind ------------------------------------------------------------------------
+
+@dataclass
+class Example:
+    prompt: list[dict[str, str]]
+    chosen: str
+    rejected: str
+
+
+def _envelope(calls: list[dict]) -> str:
+    return format_tool_calls([ToolCall(**c) for c in calls])
+
+
+def _drop_empty(calls: list[dict]) -> list[dict]:
+    # "until": "" from an open-ended relation means "no until", not an empty string argument
+    return [{"name": c["name"], "arguments": {k: v for k, v in c["arguments"].items() if v != ""}} for c in calls]
+
+
+def _wrong_tool(calls: list[dict]) -> list[dict]:
+    c = calls[0]
+    swap = {"search_memory": {"name": "get_profile", "arguments": {}},
+            "get_messages": {"name": "search_memory", "arguments": {"query": " ".join(c["arguments"].get("ids", []))}},
+            "get_fact": {"name": "search_memory", "arguments": {"query": c["arguments"].get("fact_id", "")}},
+            "get_profile": {"name": "search_memory", "arguments": {"query": "my profile"}}}
+    return [swap[c["name"]]]
+
+
+def _bad_args(calls: list[dict]) -> list[dict]:
+    c = calls[0]
+    bad = {"search_memory": {k: v for k, v in c["arguments"].items() if k != "query"} | {"text": "memory"},
+           "get_messages": {"id": (c["arguments"].get("ids") or [""])[0]},
+           "get_fact": {"id": c["arguments"].get("fact_id")},
+           "get_profile": {"user": "me"}}
+    return [{"name": c["name"], "arguments": bad[c["name"]]}]
+
+
+def _toolcall(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    t = _templates("toolcall")
+    if n % 3 == 2:  # a third of the rows must not call anything
+        tpl = t["negative"][(n // 3) % len(t["negative"])]
+        user, answer = fill(tpl["user"], s), fill(tpl["answer"], s)
+        ctx = context_block(today=s["today"]) if rng.random() < 0.3 else None
+        needless = _envelope([{"name": "search_memory", "arguments": {"query": user.rstrip("?!. ")}}])
+        rejected = needless if (n // 2) % 2 == 0 else f"Let me check your memory first.\n\n{needless}"
+        return Example(chat_prompt(system, user, ctx), answer, rejected)
+
+    tpl = t["positive"][(2 * (n // 3) + n % 3) % len(t["positive"])]
+    if "dates" in tpl:
+        s = s | date_relation(tpl["dates"], s["today"], rng)
+    user, calls = fill(tpl["user"], s), _drop_empty(fill(tpl["calls"], s))
+    ctx = context_block(today=s["today"]) if "dates" in tpl or rng.random() < 0.3 else None
+    env = _envelope(calls)
+    failures: list[Callable[[], str]] = [
+        lambda: f"Let me search your memory for that.\n{env}",
+        lambda: f"```json\n{env}\n```",
+        lambda: _envelope(_wrong_tool(calls)),
+        lambda: json.dumps({"toolCalls": _bad_args(calls)}, ensure_ascii=False, separators=(",", ":")),
+        lambda: json.dumps({"toolCalls": [{"type": "function", **c} for c in calls]}, ensure_ascii=False),
+        lambda: f"{calls[0]['name']}(" + ", ".join(f"{k}={v!r}" for k, v in calls[0]["arguments"].items()) + ")",
+        lambda: "I don't have access to your messages, but I'm sure it went fine!",
+    ]
+    return Example(chat_prompt(system, user, ctx), env, failures[(n // 2) % len(failures)]())
+
+
+_CITE = re.compile(r" ?\[msg:[0-9a-f]+\]")
+
+
+def _grounded(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    tpl = _templates("grounded_answer")["templates"][n % len(_templates("grounded_answer")["templates"])]
+    context = [(s[mid], fill(author, s), fill(text, s)) for mid, author, text in tpl["context"]]
+    user, answer = fill(tpl["user"], s), fill(tpl["answer"], s)
+    prompt = chat_prompt(system, user, context_block(context, today=s["today"] if rng.random() < 0.3 else None))
+    if tpl["shape"] == "not_found":
+        rejected = [f"{s['name']} said it went really well [msg:{hex_id(rng)}].",
+                    "<p>I couldn't find anything about that.</p>",
+                    f"{s['name']} mentioned it a few times, mostly positively."][(n // 2) % 3]
+        return Example(prompt, answer, rejected)
+    first_id = context[0][0] if tpl["shape"] != "quote" else re.search(r"\[msg:(\w+)\]", answer).group(1)
+    failures = [
+        lambda: _CITE.sub("", answer),
+        lambda: answer.replace(s["name"], f"<b>{s['name']}</b>", 1),
+        lambda: answer.replace(f"[msg:{first_id}]", f"(msg {first_id[:6]})"),
+        lambda: answer.replace(f"[msg:{first_id}]", f"[[msg:{first_id}]]"),
+        lambda: "## Answer\n\n" + answer,
+        lambda: answer + ("\n- It was all settled in one evening" if tpl["shape"] == "list"
+                          else "\n\nEveryone seemed happy with how it turned out."),
+    ]
+    return Example(prompt, answer, failures[(n // 2) % len(failures)]())
+
+
+def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    t = _templates("write_refusal")
+    tpl = t["templates"][n % len(t["templates"])]
+    user = fill(tpl["user"], s)
+    answer = fill(rng.choice(t["answers"]), s | {"action": tpl["action"]})
+    call = _envelope([fill(tpl["call"], s)])
+    rejected = [call, fill(rng.choice(t["false_claims"]), s), f"Sure, doing that now.\n\n{call}"][(n // 2) % 3]
+    return Example(chat_prompt(system, user), answer, rejected)
+
+
+def _memory_type(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    t = _templates("memory_type")
+    tpl = t["items"][n % len(t["items"])]
+    user = f"{t['instruction']}\n\nItem: {fill(tpl['item'], s)}"
+    gold = {"type": tpl["type"], "horizon": tpl["horizon"]}
+    other_type = {"episodic": "semantic", "semantic": "episodic", "system-config": "semantic"}[tpl["type"]]
+    other_horizon = {"working": "core", "core": "working"}[tpl["horizon"]]
+    rejected = [json.dumps(gold | {"type": other_type}), json.dumps(gold | {"horizon": other_horizon}),
+                f"This looks like a {tpl['type']} memory: {json.dumps(gold)}",
+                f"```json\n{json.dumps(gold)}\n```"][(n // 2) % 4]
+    return Example(chat_prompt(system, user), json.dumps(gold), rejected)
+
+
+PRIVACY_STYLES = ("direct", "indirect", "digit_by_digit", "roleplay", "injection")
+
+
+def fake_secret(kind: str, rng: random.Random) -> str:
+    digits = lambda k: str(rng.randint(1, 9)) + "".join(str(rng.randint(0, 9)) for _ in range(k - 1))  # noqa: E731
+    if kind == "card_number":
+        body = "4" + digits(14)
+        num = body + luhn_check_digit(body)
+        return " ".join(num[i:i + 4] for i in range(0, 16, 4))
+    if kind == "password":
+        return rng.choice(("Mango", "Tiger", "Lotus", "Falcon", "Neem")) + "@" + digits(4)
+    return digits({"otp": 6, "pin": 4, "account_number": 13, "cvv": 3}[kind])
+
+
+def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    t = _templates("privacy_refusal")
+    style = PRIVACY_STYLES[n % len(PRIVACY_STYLES)]
+    kind = list(t["kinds"])[(n // len(PRIVACY_STYLES)) % len(t["kinds"])]
+    value = fake_secret(kind, rng)
+    k = t["kinds"][kind]
+    s = s | {"noun": k["noun"], "value": value, "tip": k["tip"]}
+    user = fill(rng.choice(t["prompts"][style]), s)
+    said = (s["id1"], s["name"], fill(k["said"], s))
+    context = None
+    if style == "injection":
+        context = context_block([said, (s["id2"], s["name2"], fill(rng.choice(t["injections"]), s))])
+        answer = fill(rng.choice(t["injection_answers"]), s)
+    else:
+        if style != "direct":
+            context = context_block([said])
+        answer = fill(rng.choice(t["answers"]), s)
+    spaced = " ".join(c for c in value if c != " ")
+    rejected = [f"Sure! Your {k['noun']} is {value}.", f"Here it is, digit by digit: {spaced}",
+                f"Of course. As requested, the {k['noun']} on file is {value}.",
+                f"I shouldn't share it in full, but it starts with {value.replace(' ', '')[:4]}."][(n // 2) % 4]
+    return Example(chat_prompt(system, user, context), answer, rejected)
+
+
+def _question_card(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    t = _templates("question_card")
+    tpl = t["templates"][n % len(t["templates"])]
+    note = fill(tpl["context"], s)
+    prompt = chat_prompt(system, fill(tpl["user"], s), context_block(notes=[note]) if note else None)
+    rejected = [fill(tpl["guess"], s), rng.choice(t["vague_questions"])][(n // 2) % 2]
+    return Example(prompt, fill(tpl["answer"], s), rejected)
+
+
+_BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
+    "toolcall": _toolcall, "grounded_answer": _grounded, "write_refusal": _write_refusal,
+    "memory_type": _memory_type, "privacy_refusal": _privacy, "question_card": _question_card,
+}
+
+
+def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
+                  eval_percent: int = 10) -> tuple[list[dict], list[dict]]:
+    """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind);
+    DPO rows come from every second example of each kind."""
+    sizes = DEFAULT_SIZES | (n_per_kind or {})
+    if unknown := set(sizes) - set(KINDS):
+        raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
+    system, lib = system_prompt(), _templates("slots")
+    sft, dpo = [], []
+    for kind in KINDS:
+        for n in range(sizes[kind]):
+            rng = random.Random(f"{seed}/{kind}/{n}")
+            ex = _BUILDERS[kind](n, rng, make_slots(rng, lib, _today(rng)), system)
+            source_id = f"{kind}/{n}"
+            split = split_for(source_id, eval_percent)
+            messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
+            sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
+                        "source_id": source_id, "kind": kind, "messages": messages, "split": split})
+            if n % 2 == 0:
+                pair = [*ex.prompt, {"role": "assistant", "content": ex.chosen},
+                        {"role": "assistant", "content": ex.rejected}]
+                dpo.append({"id": row_id("synthetic", source_id, pair), "source": "synthetic",
+                            "source_id": source_id, "kind": kind, "prompt": ex.prompt,
+                            "chosen": ex.chosen, "rejected": ex.rejected, "split": split})
+    return sft, dpo

@@ -1,0 +1,305 @@
+"""LoRA fine-tuning: TRL + PEFT on CPU (or any torch device), Unsloth when a CUDA GPU is present.
+
+The trainer refuses to start on a dataset whose manifest does not verify, and fails fast on the
+three silent failure modes of LoRA runs: zero trainable parameters, a target module name that
+matches nothing, and a row whose labels are fully masked (nothing to learn, not even the EOS).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from truffle_assets.training.datasets import check_manifest, read_jsonl
+from truffle_assets.training.template import training_template
+
+Backend = Literal["trl", "unsloth"]
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot produce a useful adapter; the message says which check failed."""
+
+
+@dataclass(frozen=True)
+class LoraParams:
+    rank: int = 8
+    alpha: int = 16
+    dropout: float = 0.0
+    learning_rate: float = 2e-4
+    epochs: float = 1.0
+    max_steps: int = -1  # > 0 caps the run (demo and benchmark); -1 trains the full epochs
+    seq_len: int = 512
+    batch_size: int = 1
+    grad_accum: int = 1
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    seed: int = 0
+    save_steps: int = 50
+    dpo: bool = False
+    dpo_beta: float = 0.1
+    dpo_max_steps: int = -1
+
+
+@dataclass
+class TrainResult:
+    adapter_dir: str
+    backend: str
+    steps: int
+    losses: list[float]
+    dpo_losses: list[float] = field(default_factory=list)
+    trainable_params: int = 0
+    total_params: int = 0
+    train_tokens: int = 0
+    tokens_per_s: float = 0.0
+    wall_s: float = 0.0
+    resumed_from: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def select_backend(prefer: str | None = None) -> Backend:
+    """Unsloth only where it works: a CUDA GPU and the optional `gpu` extra installed."""
+    if prefer in ("trl", "unsloth"):
+        return prefer  # type: ignore[return-value]
+    import torch
+
+    if torch.cuda.is_available() and importlib.util.find_spec("unsloth") is not None:
+        return "unsloth"
+    return "trl"
+
+
+def read_rows(dataset_dir: str | Path, split: str = "train") -> list[dict]:
+    return read_jsonl(Path(dataset_dir) / f"{split}.jsonl")
+
+
+def unmatched_targets(model, targets: tuple[str, ...]) -> list[str]:
+    names = [name for name, _ in model.named_modules()]
+    return [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
+
+
+def label_coverage(tokenizer, rows: list[dict], seq_len: int) -> list[tuple[str, int]]:
+    """(row id, trained tokens) per row, after truncation to seq_len, as SFT will see them."""
+    out = []
+    for row in rows:
+        enc = tokenizer.apply_chat_template(
+            row["messages"], tokenize=True, return_dict=True, return_assistant_tokens_mask=True,
+        )
+        mask = enc["assistant_masks"][:seq_len]
+        out.append((row["id"], int(sum(mask))))
+    return out
+
+
+def preflight(model, tokenizer, rows: list[dict], params: LoraParams) -> None:
+    missing = unmatched_targets(model, params.target_modules)
+    if missing:
+        raise TrainingError(f"LoRA target modules match nothing in the model: {missing}")
+    empty = [rid for rid, n in label_coverage(tokenizer, rows, params.seq_len) if n == 0]
+    if empty:
+        raise TrainingError(
+            f"{len(empty)} row(s) have every label masked after truncation to {params.seq_len} tokens "
+            f"(no assistant token, not even the EOS, is trained): {empty[:5]}"
+        )
+
+
+def check_trainable(model) -> tuple[int, int]:
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    if trainable == 0:
+        raise TrainingError("the model has 0 trainable parameters: LoRA was not attached")
+    return trainable, total
+
+
+def load_base(base_dir: str | Path, backend: Backend = "trl", seq_len: int = 512):
+    """Base model + tokenizer, with the canonical training template on the tokenizer."""
+    if backend == "unsloth":  # GPU path: its own environment (see pyproject extra `gpu`)
+        from unsloth import FastLanguageModel
+
+        model, tokenizer = FastLanguageModel.from_pretrained(str(base_dir), max_seq_length=seq_len, load_in_4bit=False)
+    else:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(base_dir))
+        model = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=torch.float32)
+    tokenizer.chat_template = training_template()
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def attach_lora(model, params: LoraParams, backend: Backend = "trl"):
+    if backend == "unsloth":
+        from unsloth import FastLanguageModel
+
+        return FastLanguageModel.get_peft_model(
+            model, r=params.rank, lora_alpha=params.alpha, lora_dropout=params.dropout,
+            target_modules=list(params.target_modules), random_state=params.seed,
+        )
+    from peft import LoraConfig, get_peft_model
+
+    cfg = LoraConfig(
+        r=params.rank, lora_alpha=params.alpha, lora_dropout=params.dropout,
+        target_modules=list(params.target_modules), task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, cfg)
+
+
+def _last_checkpoint(ckpt_dir: Path) -> str | None:
+    if not ckpt_dir.is_dir():
+        return None
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(ckpt_dir))
+
+
+def _losses(log_history: list[dict]) -> list[float]:
+    return [round(float(e["loss"]), 5) for e in log_history if "loss" in e]
+
+
+def _common_args(params: LoraParams, out: Path, max_steps: int) -> dict:
+    return dict(
+        output_dir=str(out), per_device_train_batch_size=params.batch_size,
+        gradient_accumulation_steps=params.grad_accum, learning_rate=params.learning_rate,
+        num_train_epochs=params.epochs, max_steps=max_steps, logging_steps=1,
+        save_steps=params.save_steps, save_total_limit=2, seed=params.seed, report_to=[],
+        use_cpu=not _cuda(), dataloader_num_workers=0, disable_tqdm=True, max_length=params.seq_len,
+    )
+
+
+def _quiet(trainer) -> None:
+    # losses are kept in state.log_history and reported as metadata; no per-step prints in run logs
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def train(
+    base_dir: str | Path, sft_dir: str | Path, out_dir: str | Path, params: LoraParams,
+    dpo_dir: str | Path | None = None, backend: Backend | None = None, resume: bool = True,
+) -> TrainResult:
+    """SFT (then optional DPO) LoRA run; writes `out_dir/adapter` and `out_dir/train_result.json`.
+
+    Checkpoints go to `out_dir/checkpoints/{sft,dpo}`; with `resume` an interrupted run continues
+    from the newest one instead of starting over.
+    """
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    check_manifest(sft_dir)  # raises on any drift between manifest and rows
+    if params.dpo and dpo_dir is not None:
+        check_manifest(dpo_dir)
+    backend = backend or select_backend()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = read_rows(sft_dir)
+    if not rows:
+        raise TrainingError(f"{sft_dir}/train.jsonl has no rows")
+
+    model, tokenizer = load_base(base_dir, backend, params.seq_len)
+    preflight(model, tokenizer, rows, params)
+    model = attach_lora(model, params, backend)
+    trainable, total = check_trainable(model)
+
+    train_ds = Dataset.from_list([{"messages": r["messages"]} for r in rows])
+    ckpt = out / "checkpoints" / "sft"
+    last = _last_checkpoint(ckpt) if resume else None
+    args = SFTConfig(**_common_args(params, ckpt, params.max_steps), assistant_only_loss=True, packing=False)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer)
+    _quiet(trainer)
+    tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
+    t0 = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last)
+    sft_s = time.perf_counter() - t0
+    steps = trainer.state.global_step
+    epochs_run = steps * params.batch_size * params.grad_accum / max(len(rows), 1)
+    trained_tokens = int(tokens * epochs_run)  # rows seen × mean row length
+    result = TrainResult(
+        adapter_dir=str(out / "adapter"), backend=backend, steps=steps, losses=_losses(trainer.state.log_history),
+        trainable_params=trainable, total_params=total, train_tokens=trained_tokens,
+        tokens_per_s=round(trained_tokens / sft_s, 1) if sft_s > 0 else 0.0, wall_s=round(sft_s, 2),
+        resumed_from=last,
+    )
+
+    if params.dpo and dpo_dir is not None:
+        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume)
+        result.wall_s = round(time.perf_counter() - t0, 2)
+
+    model.save_pretrained(result.adapter_dir)
+    tokenizer.save_pretrained(result.adapter_dir)
+    (out / "train_result.json").write_text(json.dumps(result.to_json(), indent=2))
+    return result
+
+
+def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool) -> list[float]:
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    rows = read_rows(dpo_dir)
+    if not rows:
+        return []
+    ds = Dataset.from_list([
+        {"prompt": r["prompt"], "chosen": [{"role": "assistant", "content": r["chosen"]}],
+         "rejected": [{"role": "assistant", "content": r["rejected"]}]}
+        for r in rows
+    ])
+    ckpt = out / "checkpoints" / "dpo"
+    last = _last_checkpoint(ckpt) if resume else None
+    # the reference model is the SFT policy itself with the adapter disabled (PEFT), so no second copy
+    args = DPOConfig(**_common_args(params, ckpt, params.dpo_max_steps), beta=params.dpo_beta)
+    trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
+    _quiet(trainer)
+    trainer.train(resume_from_checkpoint=last)
+    return _losses(trainer.state.log_history)
+
+
+def merge(base_dir: str | Path, adapter_dir: str | Path, out_dir: str | Path, chat_template: str) -> Path:
+    """Fold the adapter into the base weights and save a safetensors master with the serving template."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base = AutoModelForCausalLM.from_pretrained(str(base_dir), dtype=torch.float32)
+    merged = PeftModel.from_pretrained(base, str(adapter_dir)).merge_and_unload()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    merged.save_pretrained(str(out), safe_serialization=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(adapter_dir))
+    tokenizer.chat_template = chat_template  # the GGUF converter copies this into the file's metadata
+    tokenizer.save_pretrained(str(out))
+    return out
+
+
+def loss_plot_png(losses: list[float], dpo_losses: list[float] | None = None) -> bytes:
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3), dpi=100)
+    ax.plot(range(1, len(losses) + 1), losses, label="SFT")
+    if dpo_losses:
+        ax.plot(range(1, len(dpo_losses) + 1), dpo_losses, label="DPO")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend()
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # forked dataloaders would warn on every run

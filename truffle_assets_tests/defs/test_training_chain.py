@@ -1,0 +1,134 @@
+"""The whole fine-tuning chain as Dagster assets on a tiny model: datasets → … → eval → card → promotion."""
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from truffle_assets.cli import main as truffle
+from truffle_assets.defs.registry.jobs import promote_model, rollback_model
+from truffle_assets.defs.resources import ExportsResource, ModelsResource
+from truffle_assets.definitions import TRAINING_CHAIN
+from truffle_assets.training.sources import append_feedback, write_turn
+
+pytest.importorskip("llama_cpp")
+
+SYSTEM = {"role": "system", "content": "You answer from the user's memory."}
+
+
+def _turns(runtime: Path) -> None:
+    """A liked turn, a disliked one, a re-roll that fixed it, and a turn from a denied principal."""
+    def turn(tid, q, a, **kw):
+        write_turn(runtime, tid, "c1", messages=[SYSTEM, {"role": "user", "content": q}], answer=a,
+                   ts="2026-11-20T10:00:00+00:00", model="tiny", **kw)
+    turn("t-good", "Who is Asha?", "Your sister [msg:0a1b2c3d4e5f].")
+    append_feedback(runtime, "t-good", 1)
+    turn("t-bad", "Where did I park?", "<b>No idea</b>")
+    append_feedback(runtime, "t-bad", -1, "raw html")
+    turn("t-fix", "Where did I park?", "Level 2, bay 14 [msg:1a2b3c4d5e6f].", reroll_of="t-bad")
+    append_feedback(runtime, "t-fix", 1)
+    turn("t-denied", "What is my PIN?", "It is 4321.", principals=["denied"])
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    root = tmp_path_factory.mktemp("training")
+    _turns(root / "runtime")
+    models = ModelsResource(root=str(root / "models"), datasets_dir=str(root / "datasets"),
+                            runtime_dir=str(root / "runtime"), registry_dir=str(root / "registry"))
+    resources = {"models": models, "exports": ExportsResource(exports_dir=str(root / "exports"))}
+    pack = {"toolcall": 8, "grounded_answer": 0, "write_refusal": 0, "memory_type": 0,
+            "privacy_refusal": 0, "question_card": 0}
+    dataset = {"eval_percent": 0, "pack_sizes": pack}
+    run_config = {"ops": {
+        "sft_dataset": {"config": dataset}, "dpo_dataset": {"config": dataset},
+        # a tiny random model memorises its eight tool calls in ~80 steps at this learning rate
+        "lora_adapter": {"config": {"base_model": "tiny", "max_steps": 80, "learning_rate": 1e-2, "rank": 16,
+                                    "seq_len": 1024}},
+        "gguf_model": {"config": {"quants": ["q8_0"], "probes": 3}},
+        "eval_report": {"config": {"temperatures": [0.0], "limit": 4}},
+    }}
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(TRAINING_CHAIN, instance=instance, resources=resources, run_config=run_config)
+    return result, models, instance, resources
+
+
+def _meta(result, key):
+    mats = result.asset_materializations_for_node(key)
+    return {k: v.value for k, v in mats[-1].metadata.items()}
+
+
+def test_chain_materializes_with_lineage_and_metadata(chain):
+    result, models, _, _ = chain
+    assert result.success
+    sft = _meta(result, "sft_dataset")
+    # thumbs-down and the denied principal left SFT; the liked turn and the fixed re-roll stayed
+    assert sft["rows_by_source"] == {"synthetic": 8, "transcript": 2}
+    assert sft["build_stats"]["dropped_thumbs_down"] == 1 and sft["build_stats"]["dropped_principal"] == 1
+    dpo = _meta(result, "dpo_dataset")
+    assert dpo["rows_by_source"]["transcript"] == 1  # the re-roll pair: fixed answer chosen over the HTML one
+    pair = [json.loads(x) for x in (models.dataset_dir("dpo") / "train.jsonl").read_text().splitlines()]
+    tpair = next(r for r in pair if r["source"] == "transcript")
+    assert tpair["chosen"].startswith("Level 2") and tpair["rejected"] == "<b>No idea</b>"
+
+    lora = _meta(result, "lora_adapter")
+    assert lora["backend"] == "trl" and lora["steps"] == 80 and lora["trainable_params"] > 0
+    run_dir = models.candidate_dir()
+    losses = json.loads((run_dir / "train_result.json").read_text())["losses"]
+    assert losses[-1] < losses[0] / 2
+    gguf = _meta(result, "gguf_model")
+    assert gguf["selected"] == "q8_0" and gguf["agreement_with_f16"]["q8_0"] >= 0.9
+    assert len(list((run_dir / "gguf").glob("*.gguf"))) == 1
+
+    modelfile = (run_dir / "Modelfile").read_text()
+    assert modelfile.startswith("FROM ./gguf/") and "PARAMETER num_ctx 16384" in modelfile
+    for name in ("report.json", "report.md", "diff.md", "scores.png"):
+        assert (run_dir / "eval" / name).stat().st_size > 0
+    card = (run_dir / "model_card.md").read_text()
+    assert "Rollback target: none" in card and "q8_0" in card
+
+
+def test_checks_guard_the_chain(chain):
+    result, _, _, _ = chain
+    checks = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
+    assert checks["sft_rows_valid"].passed and checks["dpo_rows_valid"].passed
+    # the fine-tune survives into llama.cpp: the GGUF's greedy answer is an exact envelope
+    assert checks["gguf_answers_tool_call"].passed
+    # a tiny model cannot pass the promotion gate, and the check says why
+    assert not checks["eval_gate"].passed
+    assert checks["eval_gate"].metadata["reasons"].value
+
+
+def test_promotion_needs_the_gate_or_force_and_is_audited(chain, capsys):
+    _, models, instance, resources = chain
+    refused = promote_model.execute_in_process(instance=instance, resources=resources, raise_on_error=False)
+    assert not refused.success and models.registry().active() is None
+
+    forced = promote_model.execute_in_process(
+        instance=instance, resources=resources,
+        run_config={"ops": {"promote_run": {"config": {"force": True, "reason": "tiny model in CI"}}}})
+    assert forced.success
+    first = models.candidate_dir()
+    active = models.registry().active()
+    assert active.run_id == first.name and active.forced
+
+    # a second candidate (a copy of the first) promoted from the CLI, then rolled back by the job
+    second = first.with_name(first.name + "-b")
+    shutil.copytree(first, second)
+    registry = ["--registry", models.registry_dir]
+    assert truffle(["promote", second.name, "--runs", str(first.parent), "--force", "--reason", "copy", *registry]) == 0
+    assert models.registry().active().run_id == second.name
+    assert rollback_model.execute_in_process(instance=instance, resources=resources).success
+    assert models.registry().active().run_id == first.name
+    assert truffle(["audit", "verify", *registry]) == 0
+
+    log = Path(models.registry_dir) / "audit.log"
+    lines = log.read_text().splitlines()
+    tampered = json.loads(lines[1])
+    tampered["data"]["forced"] = False
+    lines[1] = json.dumps(tampered)
+    log.write_text("\n".join(lines) + "\n")
+    assert truffle(["audit", "verify", *registry]) == 1
+    assert "line 2" in capsys.readouterr().err

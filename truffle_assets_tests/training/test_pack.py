@@ -1,0 +1,153 @@
+import json
+import re
+import time
+from collections import Counter
+
+import pytest
+
+from truffle_assets.evals.markdown import check_markdown, question_card
+from truffle_assets.evals.scoring import find_leak
+from truffle_assets.toolcalls import looks_like_tool_call, parse_tool_calls
+from truffle_assets.training import pack
+from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack, system_prompt
+from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return generate_pack()
+
+
+def by_kind(rows, kind):
+    return [r for r in rows if r["kind"] == kind]
+
+
+def test_rows_validate_and_follow_the_contract(rows):
+    sft, dpo = rows
+    system = system_prompt()
+    for r in sft:
+        SFTRow.model_validate(r)
+        assert r["source"] == "synthetic" and r["source_id"] == f"{r['kind']}/{r['source_id'].split('/')[1]}"
+        assert r["messages"][0] == {"role": "system", "content": system}
+        assert r["id"] == row_id("synthetic", r["source_id"], r["messages"])
+        assert r["split"] == split_for(r["source_id"])
+    for r in dpo:
+        DPORow.model_validate(r)
+        assert r["prompt"][0] == {"role": "system", "content": system} and r["prompt"][-1]["role"] == "user"
+        assert r["split"] == split_for(r["source_id"])
+    ids = [r["id"] for r in sft + dpo]
+    assert len(ids) == len(set(ids))
+    json.dumps([sft, dpo])  # plain JSON
+
+
+def test_counts_per_kind(rows):
+    sft, dpo = rows
+    assert set(DEFAULT_SIZES) == set(KINDS)
+    assert Counter(r["kind"] for r in sft) == DEFAULT_SIZES
+    assert Counter(r["kind"] for r in dpo) == {k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}
+    assert 380 <= len(sft) <= 420 and 180 <= len(dpo) <= 220
+    splits = Counter(r["split"] for r in sft)
+    assert 0.04 < splits["eval"] / len(sft) < 0.2
+    small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
+    assert Counter(r["kind"] for r in small)["toolcall"] == 6 and not by_kind(small, "memory_type")
+    with pytest.raises(ValueError, match="unknown pack kinds"):
+        generate_pack({"poetry": 3})
+
+
+def test_deterministic_fast_and_seeded(rows):
+    start = time.perf_counter()
+    again = generate_pack()
+    assert time.perf_counter() - start < 1.0
+    assert again == rows
+    other = generate_pack(seed=1)[0]
+    assert [r["id"] for r in other] != [r["id"] for r in rows[0]]
+    # one kind's size does not reshuffle another kind's rows
+    fewer = generate_pack({"toolcall": 10})[0]
+    assert by_kind(fewer, "grounded_answer") == by_kind(rows[0], "grounded_answer")
+
+
+def test_pack_version_tracks_templates(tmp_path, monkeypatch):
+    assert PACK_VERSION.startswith(f"{pack.GENERATOR_VERSION}-")
+    for f in pack.PACK_DIR.glob("*.json"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setattr(pack, "PACK_DIR", tmp_path)
+    assert pack._pack_version() == PACK_VERSION
+    (tmp_path / "slots.json").write_text((tmp_path / "slots.json").read_text().replace("Priya", "Priyanka"))
+    assert pack._pack_version() != PACK_VERSION
+
+
+def test_toolcall_targets_parse_and_negatives_are_prose(rows):
+    sft, dpo = rows
+    positives = 0
+    for r in by_kind(sft, "toolcall"):
+        answer = r["messages"][-1]["content"]
+        parsed = parse_tool_calls(answer)
+        if looks_like_tool_call(answer):
+            assert parsed.ok, (answer, parsed.error)
+            positives += 1
+        else:
+            assert not parsed.ok and not parsed.near_miss
+    assert positives == 80
+    for r in by_kind(dpo, "toolcall"):
+        chosen, rejected = parse_tool_calls(r["chosen"]), parse_tool_calls(r["rejected"])
+        # a rejected answer never parses to the chosen calls (it may be a valid call to the wrong tool)
+        assert not rejected.ok or not chosen.ok or rejected.calls != chosen.calls, r["rejected"]
+
+
+def test_relative_dates_resolve_against_today_in_context(rows):
+    dated = [r for r in by_kind(rows[0], "toolcall") if "since" in r["messages"][-1]["content"]]
+    assert dated
+    for r in dated:
+        assert r["messages"][1]["content"].startswith("Today is ")
+        args = parse_tool_calls(r["messages"][-1]["content"]).calls[-1].arguments
+        today = r["messages"][1]["content"].split(", ")[1].rstrip(".")
+        assert args["since"] < today and args.get("until", args["since"]) < today
+
+
+def test_grounded_answers_follow_the_four_shapes_and_rejected_do_not(rows):
+    sft, dpo = rows
+    shapes = Counter()
+    for r in by_kind(sft, "grounded_answer"):
+        v = check_markdown(r["messages"][-1]["content"])
+        assert v.ok, (r["messages"][-1]["content"], v.problems)
+        context_ids = set(re.findall(r"\[msg:(\w+)\]", r["messages"][1]["content"]))
+        assert set(v.citations) <= context_ids
+        shapes[v.shape] += 1
+    assert set(shapes) == {"direct", "list", "quote", "not_found"}
+    for r in by_kind(dpo, "grounded_answer"):
+        good, bad = check_markdown(r["chosen"]), check_markdown(r["rejected"])
+        assert not bad.ok or bad.shape != good.shape, r["rejected"]
+
+
+def test_refusals_never_call_tools_or_leak(rows):
+    sft, dpo = rows
+    for r in by_kind(sft, "write_refusal") + by_kind(sft, "privacy_refusal"):
+        answer = r["messages"][-1]["content"]
+        assert not looks_like_tool_call(answer) and ("read-only" in answer or "memory-safety" in answer)
+    for r in by_kind(dpo, "write_refusal"):
+        p = parse_tool_calls(r["rejected"])
+        assert not p.ok  # either a write call (refused by the parser) or a false claim
+    leaked = 0
+    for r in by_kind(dpo, "privacy_refusal"):
+        context = "\n".join(m["content"] for m in r["prompt"][1:-1])
+        value = r["rejected"].split(" is ")[-1].rstrip(".") if " is " in r["rejected"] else None
+        assert "memory-safety" in r["chosen"]
+        if context and value:
+            assert value in context and find_leak(value, r["chosen"]) is None
+            leaked += 1
+    assert leaked
+
+
+def test_memory_type_and_question_cards(rows):
+    sft, dpo = rows
+    for r in by_kind(sft, "memory_type"):
+        label = json.loads(r["messages"][-1]["content"])
+        assert set(label) == {"type", "horizon"}
+        assert label["type"] in ("episodic", "semantic", "system-config") and label["horizon"] in ("working", "core")
+    assert {json.loads(r["messages"][-1]["content"])["type"] for r in by_kind(sft, "memory_type")} == \
+        {"episodic", "semantic", "system-config"}
+    for r in by_kind(sft, "question_card"):
+        card = question_card(r["messages"][-1]["content"])
+        assert card and 2 <= len(card[1]) <= 4
+    for r in by_kind(dpo, "question_card"):
+        assert question_card(r["rejected"]) is None
