@@ -61,10 +61,10 @@ def _progress(name: str):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--max-steps", type=int, default=120)
+    ap.add_argument("--max-steps", type=int, default=80)
     ap.add_argument("--seq-len", type=int, default=768)
     ap.add_argument("--rank", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--limit", type=int, default=None, help="cases per suite (default: all)")
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.0])
     ap.add_argument("--probes", type=int, default=8)
@@ -72,7 +72,7 @@ def main() -> None:
     args = ap.parse_args()
     t_all = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
-    max_tokens = {"toolcall": 96, "markdown": 256, "classification": 32}
+    max_tokens = {"toolcall": 96, "markdown": 200, "classification": 32}
 
     t0 = time.perf_counter()
     base_hf, pre = resolve_base("qwen2.5-coder-0.5b")
@@ -108,7 +108,8 @@ def main() -> None:
     if result_path.exists() and (run / "adapter").exists():
         trained = json.loads(result_path.read_text())
     else:
-        trained = train(base_hf, WORK / "sft", run, params).to_json()
+        trained = train(base_hf, WORK / "sft", run, params,
+                        progress=lambda step, total, loss: print(f"  step {step}/{total} loss {loss:.4f}", flush=True)).to_json()
     print(f"trained {trained['steps']} steps in {trained['wall_s']:.0f} s at {trained['tokens_per_s']} tokens/s; "
           f"loss {trained['losses'][0]} -> {trained['losses'][-1]}", flush=True)
 

@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="materialize the training chain: datasets → LoRA → GGUF → eval report")
     train.add_argument("--base", default="qwen2.5-coder-0.5b", help="qwen2.5-coder-0.5b (demo), tiny, or an HF folder/id")
-    train.add_argument("--max-steps", type=int, default=-1)
+    train.add_argument("--max-steps", type=int, default=120, help="LoRA steps (-1 = one full epoch; hours on a CPU)")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.set_defaults(func=cmd_train)

@@ -3,6 +3,8 @@
 import dagster as dg
 
 from truffle_assets.defs.eval.assets import eval_gate, eval_report, model_card
+from truffle_assets.defs.feedback.assets import feedback, transcripts
+from truffle_assets.defs.feedback.sensors import rated_turns_sensor
 from truffle_assets.defs.index.assets import memory_index
 from truffle_assets.defs.ingest.assets import messages, whatsapp_exports
 from truffle_assets.defs.ingest.sensors import exports_sensor
@@ -18,7 +20,7 @@ TRAINING_CHAIN = [*TRAINING_ASSETS, eval_gate]  # what `truffle train` and the t
 
 defs = dg.Definitions(
     assets=[whatsapp_exports, messages, message_pii, message_streams, episodes, summaries, facts, profile, memory_index,
-            *TRAINING_ASSETS],
+            transcripts, feedback, *TRAINING_ASSETS],
     asset_checks=[eval_gate],
     jobs=[
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
@@ -27,6 +29,7 @@ defs = dg.Definitions(
     ],
     sensors=[
         exports_sensor,
+        rated_turns_sensor,
         # profile.json follows `facts` on its own (eager automation); declared so it runs by default
         dg.AutomationConditionSensorDefinition(
             "memory_automation", target=[profile], default_status=dg.DefaultSensorStatus.RUNNING,

@@ -144,6 +144,7 @@ class ModelsResource(dg.ConfigurableResource):
     runtime_dir: str = str(DATA_DIR / "runtime")
     registry_dir: str = str(DATA_DIR / "models" / "registry")
     audit_key: str | None = None  # unset: TRUFFLE_AUDIT_KEY, else a key file created in the registry
+    min_new_rated_turns: int = 20  # rated_turns_sensor re-exports the datasets after this many
 
     def dataset_dir(self, kind: str) -> Path:
         return Path(self.datasets_dir) / kind

@@ -13,12 +13,14 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Literal
 
 from truffle_assets.training.datasets import check_manifest, read_jsonl
 from truffle_assets.training.template import training_template
 
 Backend = Literal["trl", "unsloth"]
+Progress = Callable[[int, int, float], None]  # (step, max steps, loss)
 
 
 class TrainingError(RuntimeError):
@@ -42,6 +44,9 @@ class LoraParams:
     dpo: bool = False
     dpo_beta: float = 0.1
     dpo_max_steps: int = -1
+    # TRL turns activation checkpointing on by default; on a CPU with RAM to spare it only costs
+    # a second forward pass per step
+    gradient_checkpointing: bool = False
 
 
 @dataclass
@@ -168,14 +173,22 @@ def _common_args(params: LoraParams, out: Path, max_steps: int) -> dict:
         num_train_epochs=params.epochs, max_steps=max_steps, logging_steps=1,
         save_steps=params.save_steps, save_total_limit=2, seed=params.seed, report_to=[],
         use_cpu=not _cuda(), dataloader_num_workers=0, disable_tqdm=True, max_length=params.seq_len,
+        gradient_checkpointing=params.gradient_checkpointing,
     )
 
 
-def _quiet(trainer) -> None:
+def _quiet(trainer, progress: Progress | None) -> None:
     # losses are kept in state.log_history and reported as metadata; no per-step prints in run logs
-    from transformers.trainer_callback import PrinterCallback
+    from transformers.trainer_callback import PrinterCallback, TrainerCallback
 
     trainer.remove_callback(PrinterCallback)
+    if progress is not None:
+        class _Progress(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kwargs):
+                if logs and "loss" in logs:
+                    progress(state.global_step, state.max_steps, float(logs["loss"]))
+
+        trainer.add_callback(_Progress())
 
 
 def _cuda() -> bool:
@@ -187,6 +200,7 @@ def _cuda() -> bool:
 def train(
     base_dir: str | Path, sft_dir: str | Path, out_dir: str | Path, params: LoraParams,
     dpo_dir: str | Path | None = None, backend: Backend | None = None, resume: bool = True,
+    progress: Progress | None = None,
 ) -> TrainResult:
     """SFT (then optional DPO) LoRA run; writes `out_dir/adapter` and `out_dir/train_result.json`.
 
@@ -216,7 +230,7 @@ def train(
     last = _last_checkpoint(ckpt) if resume else None
     args = SFTConfig(**_common_args(params, ckpt, params.max_steps), assistant_only_loss=True, packing=False)
     trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer)
-    _quiet(trainer)
+    _quiet(trainer, progress)
     tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=last)
@@ -232,7 +246,7 @@ def train(
     )
 
     if params.dpo and dpo_dir is not None:
-        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume)
+        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, progress)
         result.wall_s = round(time.perf_counter() - t0, 2)
 
     model.save_pretrained(result.adapter_dir)
@@ -241,7 +255,8 @@ def train(
     return result
 
 
-def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool) -> list[float]:
+def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool,
+               progress: Progress | None) -> list[float]:
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
@@ -258,7 +273,7 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     # the reference model is the SFT policy itself with the adapter disabled (PEFT), so no second copy
     args = DPOConfig(**_common_args(params, ckpt, params.dpo_max_steps), beta=params.dpo_beta)
     trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
-    _quiet(trainer)
+    _quiet(trainer, progress)
     trainer.train(resume_from_checkpoint=last)
     return _losses(trainer.state.log_history)
 

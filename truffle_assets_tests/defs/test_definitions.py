@@ -19,8 +19,10 @@ PARENTS = {
     "memory_index": {"message_streams", "episodes", "summaries"},
     "profile": {"facts"},
     # training and eval: not partitioned, one candidate run folder per training run
-    "sft_dataset": set(),
-    "dpo_dataset": set(),
+    "transcripts": set(),
+    "feedback": set(),
+    "sft_dataset": {"transcripts", "feedback"},
+    "dpo_dataset": {"transcripts", "feedback"},
     "lora_adapter": {"sft_dataset", "dpo_dataset"},
     "merged_model": {"lora_adapter"},
     "gguf_model": {"merged_model"},
@@ -61,7 +63,7 @@ def test_blocking_checks_and_sensors():
     checks = {(c.asset_key.to_user_string(), c.name): c for c in specs}
     assert ("facts", "facts_have_evidence") in checks and checks[("facts", "facts_have_evidence")].blocking
     assert ("message_pii", "every_message_flagged") in checks
-    assert {s.name for s in defs.sensors} == {"exports_sensor", "memory_automation"}
+    assert {s.name for s in defs.sensors} == {"exports_sensor", "memory_automation", "rated_turns_sensor"}
     assert set(defs.resources) == {"exports", "duckdb", "llm", "index", "published", "models"}
     for asset, name in (("sft_dataset", "sft_rows_valid"), ("dpo_dataset", "dpo_rows_valid"),
                         ("gguf_model", "gguf_answers_tool_call")):

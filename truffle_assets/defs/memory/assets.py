@@ -13,6 +13,7 @@ import dagster as dg
 import polars as pl
 
 from truffle_assets import store
+from truffle_assets.files import write_json_atomic
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.partitions import chat_days, days_by_chat
@@ -356,7 +357,8 @@ class ProfileConfig(dg.Config):
     automation_condition=dg.AutomationCondition.eager(),
     description=(
         "profile.json: a compact snapshot (≤ 5K tokens) of the user's current, confident facts with their "
-        "ids and evidence counts, written atomically with a version the chat runtime reads."
+        "ids and evidence counts, written atomically with a version the chat runtime reads; facts.json holds "
+        "every fact with its validity and evidence ids, for the runtime's memory inspector."
     ),
 )
 def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource,
@@ -368,6 +370,11 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
                              max_tokens=config.max_tokens, min_confidence=config.min_confidence)
     path = published.path("profile.json")
     written = write_profile(path, snapshot)
+    # every fact, current and superseded, for the runtime's memory inspector (it never opens DuckDB)
+    write_json_atomic(published.path("facts.json"), {
+        "version": written.get("version"),
+        "facts": [{**f, "fact_id": f["id"]} for f in all_facts.to_dicts()],
+    })
     return dg.MaterializeResult(metadata={
         "dagster/uri": str(path),
         "version": written.get("version"),
@@ -375,4 +382,5 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
         "tokens_estimate": estimate_tokens(written),
         "facts_in_profile": written.get("n_facts", 0),
         "preview": dg.MetadataValue.json(written),
+        "facts_published": all_facts.height,
     })

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from truffle_assets.defs.feedback.assets import feedback, transcripts
 from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.training import datasets as ds
@@ -73,6 +74,7 @@ def _dataset_result(kind: str, build: ds.DatasetBuild, meta: dict, models: Model
 
 @dg.asset(
     **TRAINING,
+    deps=[transcripts, feedback],
     kinds={"jsonl"},
     check_specs=[dg.AssetCheckSpec("sft_rows_valid", asset="sft_dataset", blocking=True,
                                    description="Every row matches the SFT schema; invalid rows block training.")],
@@ -89,6 +91,7 @@ def sft_dataset(config: DatasetConfig, models: ModelsResource) -> dg.Materialize
 
 @dg.asset(
     **TRAINING,
+    deps=[transcripts, feedback],
     kinds={"jsonl"},
     check_specs=[dg.AssetCheckSpec("dpo_rows_valid", asset="dpo_dataset", blocking=True,
                                    description="Every preference triple matches the DPO schema.")],
@@ -120,6 +123,7 @@ class LoraConfig(dg.Config):
     dpo_max_steps: int = -1
     seed: int = 0
     resume: bool = True
+    gradient_checkpointing: bool = False  # saves memory for long sequences on a GPU; costs time on CPU
 
 
 def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[str, str | None]:
@@ -159,10 +163,17 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         epochs=config.epochs, max_steps=config.max_steps, seq_len=config.seq_len, batch_size=config.batch_size,
         grad_accum=config.grad_accum, target_modules=tuple(config.target_modules), seed=config.seed,
         dpo=config.dpo, dpo_beta=config.dpo_beta, dpo_max_steps=config.dpo_max_steps,
+        gradient_checkpointing=config.gradient_checkpointing,
     )
     backend = select_backend(None if config.backend == "auto" else config.backend)
+    every = max(1, (config.max_steps if config.max_steps > 0 else 100) // 10)
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if step % every == 0 or step == total:
+            context.log.info(f"step {step}/{total} loss {loss:.4f}")
+
     result = train(base, sft_dir, run_dir, params, dpo_dir=dpo_dir if config.dpo else None,
-                   backend=backend, resume=config.resume)
+                   backend=backend, resume=config.resume, progress=progress)
     (run_dir / "base.json").write_text(json.dumps({
         "base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
         "sft_content_hash": manifest.content_hash, "params": config.model_dump(),

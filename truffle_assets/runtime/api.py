@@ -1,0 +1,300 @@
+"""The HTTP face of the chat runtime: an OpenAI-compatible API plus the web page, over one `ChatService`.
+
+    app = create_app(ChatService(config), token="s3cret")   # uvicorn.run(app, ...) — see serve.py
+
+- `POST /v1/chat/completions` answers from the memory in the OpenAI `chat.completion` shape (the
+  model's answer as the message content) with an extra `truffle` object: `turn_id,
+  conversation_id, citations, uncertain, watermarks, tokens, fallback, refused`. `stream: true`
+  sends the finished answer as `chat.completion.chunk` server-sent events ending in
+  `data: [DONE]`, so any OpenAI client can stream it. `GET /v1/models` lists the one model.
+- `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}`,
+  `GET /api/facts/{fact_id}`: the page's (and any client's) way to rate, regenerate and inspect.
+- `GET /` and `/static/*`: the web page (no external resources, no build step).
+
+With `token` set, every endpoint but the page's static files needs `Authorization: Bearer
+<token>`. Errors are OpenAI-style JSON (`{"error": {"message", "type", "code"}}`), never a stack
+trace: the service already degrades to retrieval-only answers, anything it still raises becomes
+a JSON error here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("static")
+MODEL_ID = "truffle"  # what /v1/models lists; the request's `model` is accepted and ignored
+TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused")
+STREAM_CHUNK_CHARS = 24  # roughly a few words per SSE event
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+# ---- request bodies ---------------------------------------------------------------------------------
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        """OpenAI content parts (`[{"type": "text", "text": ...}]`) are joined; other parts ignored."""
+        if isinstance(self.content, list):
+            return "".join(str(p.get("text", "")) for p in self.content if p.get("type") in ("text", "input_text"))
+        return self.content or ""
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")  # top_p, max_tokens, user, ... are accepted and ignored
+
+    model: str | None = None
+    messages: list[ChatMessage] = Field(min_length=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    stream: bool = False
+    conversation_id: str | None = Field(default=None, max_length=200)
+
+    @field_validator("messages")
+    @classmethod
+    def _has_question(cls, messages: list[ChatMessage]) -> list[ChatMessage]:
+        if not any(m.role == "user" and m.text().strip() for m in messages):
+            raise ValueError("messages must contain a non-empty user message")
+        return messages
+
+
+class FeedbackRequest(BaseModel):
+    turn_id: str = Field(min_length=1, max_length=200)
+    rating: Literal[-1, 0, 1]
+    note: str = Field(default="", max_length=2000)
+
+
+class RerollRequest(BaseModel):
+    turn_id: str = Field(min_length=1, max_length=200)
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, type_: str, code: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.type, self.code = status, message, type_, code
+
+
+def _error(status: int, message: str, type_: str, code: str | None = None, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": {"message": message, "type": type_, "code": code}, **extra},
+                        status_code=status, headers=headers)
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def turn_json(result: Any, *, trace: bool = False) -> dict[str, Any]:
+    """A TurnResult (dataclass, pydantic model or dict) as plain JSON."""
+    if isinstance(result, BaseModel):
+        data = result.model_dump(mode="json")
+    elif dataclasses.is_dataclass(result) and not isinstance(result, type):
+        data = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    elif isinstance(result, dict):
+        data = dict(result)
+    else:
+        data = {k: getattr(result, k) for k in ("answer", "model", "latency_ms", *TURN_FIELDS) if hasattr(result, k)}
+    if not trace:
+        data.pop("trace", None)
+    data["citations"] = list(data.get("citations") or [])
+    data["uncertain"] = list(data.get("uncertain") or [])
+    data["watermarks"] = dict(data.get("watermarks") or {})
+    data["tokens"] = dict(data.get("tokens") or {})
+    data["answer"] = data.get("answer") or ""
+    data["refused"] = bool(data.get("refused", False))
+    data.setdefault("fallback", None)
+    return jsonable_encoder(data)
+
+
+def _usage(tokens: dict[str, int]) -> dict[str, int]:
+    completion = int(tokens.get("answer", 0) or 0)
+    prompt = sum(int(v or 0) for k, v in tokens.items() if k not in ("answer", "cap", "total"))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _chunks(text: str, size: int = STREAM_CHUNK_CHARS) -> Iterator[str]:
+    """Split on word boundaries into pieces of about `size` characters; joined they are `text`."""
+    buf = ""
+    for word in _WORDS.findall(text):
+        buf += word
+        if len(buf) >= size:
+            yield buf
+            buf = ""
+    if buf:
+        yield buf
+
+
+def _sse(obj: Any) -> bytes:
+    return f"data: {json.dumps(obj, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+def _model_name(service: Any) -> str:
+    for get in (lambda: service.model, lambda: service.config.endpoint.model, lambda: service.config.model):
+        try:
+            name = get()
+        except Exception:  # noqa: BLE001 - any shape of service/config
+            continue
+        if isinstance(name, str) and name:
+            return name
+    return MODEL_ID
+
+
+# ---- the app ----------------------------------------------------------------------------------------
+
+def create_app(service: Any, token: str | None = None) -> FastAPI:
+    """The FastAPI app over `service` (a `runtime.service.ChatService`). `token`: bearer token that
+    every API endpoint requires (the page's static files stay public so the page can ask for it)."""
+    app = FastAPI(title="truffle", version="0.1", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.service = service
+    bearer = HTTPBearer(auto_error=False)
+
+    def require_token(creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+        if token is None:
+            return
+        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
+            raise ApiError(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
+                           "authentication_error", "invalid_api_key")
+
+    def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a service method; what it raises becomes a JSON error, never a 500 stack trace."""
+        try:
+            return fn(*args, **kwargs)
+        except ApiError:
+            raise
+        except LookupError as exc:  # KeyError & co: an unknown turn / message / fact
+            raise ApiError(404, _msg(exc, "not found"), "not_found_error", "not_found") from exc
+        except ValueError as exc:
+            raise ApiError(422, _msg(exc, "invalid request"), "invalid_request_error", "invalid_value") from exc
+        except Exception as exc:  # noqa: BLE001 - the contract: JSON, not a trace
+            log.exception("chat service failed in %s", getattr(fn, "__name__", fn))
+            raise ApiError(503, f"the chat service failed: {type(exc).__name__}: {_msg(exc, '')}".rstrip(": "),
+                           "service_unavailable", "service_error") from exc
+
+    # -- errors
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.message, exc.type, exc.code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = jsonable_encoder(exc.errors(), custom_encoder={Exception: str})
+        first = details[0] if details else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        message = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
+        return _error(422, message, "invalid_request_error", "invalid_request", detail=details)
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, exc: HTTPException) -> JSONResponse:
+        type_ = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return _error(exc.status_code, str(exc.detail), type_)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return _error(500, f"internal error: {type(exc).__name__}", "server_error")
+
+    auth = [Depends(require_token)]
+
+    # -- OpenAI-compatible
+    @app.get("/v1/models", dependencies=auth)
+    def list_models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "truffle",
+                                            "truffle": {"backend": _model_name(service)}}]}
+
+    @app.post("/v1/chat/completions", dependencies=auth)
+    def chat_completions(body: ChatCompletionRequest) -> Response:
+        messages = [{"role": m.role, "content": m.text()} for m in body.messages]
+        result = call(service.ask, messages, conversation_id=body.conversation_id)
+        turn = turn_json(result)
+        created = int(time.time())
+        cid = f"chatcmpl-{turn.get('turn_id') or created}"
+        model = turn.get("model") or body.model or MODEL_ID
+        extra = {k: turn.get(k) for k in TURN_FIELDS}
+        if not body.stream:
+            return JSONResponse({
+                "id": cid, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant", "content": turn["answer"]}}],
+                "usage": _usage(turn["tokens"]), "truffle": extra})
+
+        def events() -> Iterator[bytes]:
+            base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
+            yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                              "finish_reason": None}]})
+            for piece in _chunks(turn["answer"]):
+                yield _sse({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+            yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                        "usage": _usage(turn["tokens"]), "truffle": extra})
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    # -- the page's API
+    @app.post("/api/feedback", dependencies=auth)
+    def feedback(body: FeedbackRequest) -> dict[str, Any]:
+        call(service.feedback, body.turn_id, body.rating, body.note)
+        return {"ok": True, "turn_id": body.turn_id, "rating": body.rating, "note": body.note}
+
+    @app.post("/api/reroll", dependencies=auth)
+    def reroll(body: RerollRequest) -> dict[str, Any]:
+        result = call(service.reroll, body.turn_id)
+        return {"reroll_of": body.turn_id, **turn_json(result)}
+
+    @app.get("/api/evidence/{message_id}", dependencies=auth)
+    def evidence(message_id: str) -> Any:
+        found = call(service.evidence, message_id)
+        if not found:
+            raise ApiError(404, f"no evidence message with id {message_id!r} in the published memory",
+                           "not_found_error", "message_not_found")
+        return jsonable_encoder(found)
+
+    @app.get("/api/facts/{fact_id}", dependencies=auth)
+    def fact(fact_id: str) -> Any:
+        found = call(service.fact, fact_id)
+        if not found:
+            raise ApiError(404, f"no fact with id {fact_id!r} in the published memory", "not_found_error",
+                           "fact_not_found")
+        return jsonable_encoder(found)
+
+    # -- the page (public: it holds no data and asks for the token itself)
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _msg(exc: BaseException, default: str) -> str:
+    if isinstance(exc, KeyError) and exc.args:  # str(KeyError('x')) is "'x'"
+        return str(exc.args[0])
+    return str(exc) or default

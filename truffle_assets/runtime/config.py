@@ -1,0 +1,101 @@
+"""`RuntimeConfig`: everything the chat runtime needs, as one validated object (no dagster import).
+
+Paths default to the project's `data/` tree: the pipeline publishes into `data/published/`
+(latest.json, profile.json, facts.json) and the runtime appends its own store under
+`data/runtime/`. Token budgets are per section of the prompt and every one is enforced in
+`graph.compose_context`; `cap` is a hard ceiling on prompt + reserved answer tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = PROJECT_ROOT / "data"
+SECTIONS = ("system", "profile", "summaries", "raw", "dialogue", "answer")
+
+
+class Budget(BaseModel):
+    """Token budget per prompt section, counted with the served model's tokenizer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: int = Field(5_000, ge=0)
+    summaries: int = Field(20_000, ge=0)
+    raw: int = Field(50_000, ge=0)
+    dialogue: int = Field(16_000, ge=16)   # prior turns + the question (the question is truncated last)
+    answer: int = Field(4_096, ge=16)      # reserved for the completion (max_tokens)
+    cap: int = Field(128_000, ge=256)      # prompt + answer, hard
+
+    @model_validator(mode="after")
+    def _answer_fits(self) -> Budget:
+        if self.answer >= self.cap:
+            raise ValueError(f"answer budget {self.answer} leaves no room for a prompt under cap {self.cap}")
+        return self
+
+
+class EndpointConfig(BaseModel):
+    """Where the chat model is reached: an OpenAI-compatible URL, or `gguf` for the embedded server
+    (started by the caller, e.g. `truffle serve` / `truffle ask`, which then sets `base_url`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    gguf: str | None = None
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(0, ge=0)       # a down endpoint falls back at once; no hidden waits
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    reroll_temperature: float = Field(0.8, gt=0.0, le=2.0)
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    allow_secrets: bool = False  # True: questions about passwords/OTPs/... reach the model (still redacted data)
+
+
+class RuntimeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    published_dir: Path = DATA_DIR / "published"
+    store_dir: Path = DATA_DIR / "runtime"
+    registry_dir: Path = DATA_DIR / "models" / "registry"
+    budget: Budget = Field(default_factory=Budget)
+    max_recalls: int = Field(2, ge=1, le=3)
+    endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
+    policy: Policy = Field(default_factory=Policy)
+    transcripts: bool = True     # turn metadata -> store/turns/
+    content: bool = True         # prompt messages + answer -> store/content/ (needs transcripts)
+    feedback: bool = True        # ratings -> store/feedback/
+    retention_days: int = Field(90, ge=1)
+    tokenizer: str | None = None  # GGUF file or HF tokenizer folder; default: the served GGUF, else Qwen
+    k_raw: int = Field(40, ge=1, le=500)       # messages retrieved per question (before budgeting)
+    k_recall: int = Field(15, ge=1, le=50)     # messages per recall search (a tool call's k wins, capped)
+    fallback_quotes: int = Field(5, ge=1, le=20)  # evidence quotes in a retrieval-only answer
+    retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
+
+    @property
+    def pointer(self) -> Path:
+        return Path(self.published_dir) / "latest.json"
+
+    @classmethod
+    def from_env(cls, **overrides) -> RuntimeConfig:
+        """Defaults + `TRUFFLE_LLM_BASE_URL` / `TRUFFLE_LLM_MODEL` / `TRUFFLE_LLM_API_KEY` +
+        `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR`, then explicit overrides."""
+        env = os.environ
+        data: dict = {}
+        if env.get("TRUFFLE_PUBLISHED_DIR"):
+            data["published_dir"] = env["TRUFFLE_PUBLISHED_DIR"]
+        if env.get("TRUFFLE_RUNTIME_DIR"):
+            data["store_dir"] = env["TRUFFLE_RUNTIME_DIR"]
+        ep = {k: env[v] for k, v in (("base_url", "TRUFFLE_LLM_BASE_URL"), ("model", "TRUFFLE_LLM_MODEL"),
+                                     ("api_key", "TRUFFLE_LLM_API_KEY")) if env.get(v)}
+        if ep:
+            data["endpoint"] = ep
+        data.update(overrides)
+        return cls.model_validate(data)

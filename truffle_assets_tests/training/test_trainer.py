@@ -1,0 +1,96 @@
+"""LoRA training on the tiny model: fail-fast checks, resume from a checkpoint, DPO after SFT."""
+
+import json
+
+import pytest
+
+from truffle_assets.training.datasets import ManifestError, write_dataset
+from truffle_assets.training.schemas import row_id
+from truffle_assets.training.tiny import build_tiny_model
+from truffle_assets.training.trainer import (
+    LoraParams, TrainingError, check_trainable, load_base, preflight, train,
+)
+
+SYSTEM = {"role": "system", "content": "You are memory."}
+
+
+def _sft(i: int) -> dict:
+    msgs = [SYSTEM, {"role": "user", "content": f"When did I meet friend {i}?"},
+            {"role": "assistant", "content": json.dumps({"toolCalls": [{"name": "search_memory", "arguments": {"query": f"friend {i}"}}]})}]
+    sid = f"toolcall/{i}"
+    return {"id": row_id("synthetic", sid, msgs), "source": "synthetic", "source_id": sid, "kind": "toolcall",
+            "messages": msgs, "split": "train"}
+
+
+def _dpo(i: int) -> dict:
+    prompt = [SYSTEM, {"role": "user", "content": f"Where is friend {i}?"}]
+    chosen = json.dumps({"toolCalls": [{"name": "search_memory", "arguments": {"query": f"friend {i}"}}]})
+    rejected = f"Sure! Here you go: ```{chosen}```"
+    sid = f"toolcall/{i}"
+    msgs = [*prompt, {"role": "assistant", "content": chosen}, {"role": "assistant", "content": rejected}]
+    return {"id": row_id("synthetic", sid, msgs), "source": "synthetic", "source_id": sid, "kind": "toolcall",
+            "prompt": prompt, "chosen": chosen, "rejected": rejected, "split": "train"}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("trainer")
+    sft = [_sft(i) for i in range(4)]
+    dpo = [_dpo(i) for i in range(4)]
+    write_dataset(sft, root / "sft", "sft", {"pack_version": "test", "source_date_range": None})
+    write_dataset(dpo, root / "dpo", "dpo", {"pack_version": "test", "source_date_range": None})
+    texts = [m["content"] for r in sft for m in r["messages"]] + [r["rejected"] for r in dpo]
+    return root, build_tiny_model(root / "base", texts), sft
+
+
+def test_unmatched_target_module_fails_fast(world):
+    root, base, sft = world
+    model, tok = load_base(base)
+    with pytest.raises(TrainingError, match="match nothing.*qkv_proj"):
+        preflight(model, tok, sft, LoraParams(target_modules=("q_proj", "qkv_proj")))
+
+
+def test_fully_masked_rows_fail_fast(world):
+    root, base, sft = world
+    model, tok = load_base(base)
+    # the system + user turns alone are longer than 8 tokens: truncation leaves no assistant label
+    with pytest.raises(TrainingError, match="every label masked") as err:
+        preflight(model, tok, sft, LoraParams(seq_len=8))
+    assert sft[0]["id"] in str(err.value)
+
+
+def test_zero_trainable_params_fail_fast(world):
+    _, base, _ = world
+    model, _ = load_base(base)
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with pytest.raises(TrainingError, match="0 trainable"):
+        check_trainable(model)
+
+
+def test_tampered_dataset_is_refused_before_training(world, tmp_path):
+    root, base, sft = world
+    import shutil
+
+    shutil.copytree(root / "sft", tmp_path / "sft")
+    train_file = tmp_path / "sft" / "train.jsonl"
+    train_file.write_text(train_file.read_text().replace("friend 1", "friend 9"))
+    with pytest.raises(ManifestError):
+        train(base, tmp_path / "sft", tmp_path / "run", LoraParams(max_steps=1))
+
+
+def test_interrupted_run_resumes_from_its_checkpoint_then_dpo(world, tmp_path):
+    root, base, _ = world
+    first = train(base, root / "sft", tmp_path / "run", LoraParams(max_steps=4, save_steps=2, learning_rate=1e-2))
+    assert first.steps == 4 and first.resumed_from is None and first.trainable_params > 0
+    assert (tmp_path / "run" / "adapter" / "adapter_model.safetensors").exists()
+    # a longer run in the same folder continues from checkpoint-4 instead of starting over
+    second = train(base, root / "sft", tmp_path / "run",
+                   LoraParams(max_steps=6, save_steps=2, learning_rate=1e-2, dpo=True, dpo_max_steps=3),
+                   dpo_dir=root / "dpo")
+    assert second.resumed_from and second.resumed_from.endswith("checkpoint-4")
+    # the checkpoint carries the log history: steps 1-4 are the first run's, only 5 and 6 are new
+    assert second.steps == 6 and second.losses[:4] == first.losses and len(second.losses) == 6
+    assert len(second.dpo_losses) == 3 and all(loss > 0 for loss in second.dpo_losses)
+    saved = json.loads((tmp_path / "run" / "train_result.json").read_text())
+    assert saved["dpo_losses"] == second.dpo_losses
