@@ -6,7 +6,7 @@ serves the base and the tuned GGUF through the runtime's llama.cpp server path a
 the tool-call, Markdown and memory-type suites. Base and tuned go through the same conversion and
 the same quantization, so the difference is the adapter.
 
-    .venv/bin/python -m benchmarks.finetune_eval [--max-steps 120] [--limit N] [--temperatures 0 0.4]
+    .venv/bin/python -m benchmarks.finetune_eval [--max-steps 50] [--limit-markdown 12] [--temperatures 0 0.4]
 
 Last line: `toolcall_base=<a> toolcall_tuned=<b>`.
 """
@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from truffle_assets.evals.cases import classification_cases, markdown_cases, toolcall_cases  # noqa: E402
 from truffle_assets.evals.report import write_report  # noqa: E402
-from truffle_assets.evals.runner import run_suites  # noqa: E402
+from truffle_assets.evals.runner import limit_cases, run_suites  # noqa: E402
 from truffle_assets.llm_server import LlamaServer  # noqa: E402
 from truffle_assets.training import gguf_export  # noqa: E402
 from truffle_assets.training.artifacts import export_gguf  # noqa: E402
@@ -39,12 +39,13 @@ WORK = Path(__file__).resolve().parent / ".work" / "finetune"
 OBJECTIVES = ("toolcall", "markdown", "classification")
 
 
-def evaluate(gguf: Path, out: Path, temperatures: list[float], limit: int | None, max_tokens: dict) -> dict:
+def evaluate(gguf: Path, out: Path, temperatures: list[float], limits: dict[str, int | None], max_tokens: dict) -> dict:
     suites = {"toolcall": toolcall_cases(), "markdown": markdown_cases(), "classification": classification_cases()}
+    suites = {name: limit_cases(cases, limits.get(name)) for name, cases in suites.items()}
     t0 = time.perf_counter()
     with LlamaServer(gguf, n_ctx=4096, log_path=out / "llama-server.log") as server:
         results, stats = run_suites(server.client(timeout=300, max_retries=0), server.alias, suites,
-                                    temperatures=temperatures, limit=limit, max_tokens=max_tokens,
+                                    temperatures=temperatures, max_tokens=max_tokens,
                                     progress=_progress(gguf.name))
     paths = write_report(results, out, meta={"gguf": gguf.name, "pack_version": PACK_VERSION})
     report = json.loads(Path(paths["json"]).read_text())
@@ -61,11 +62,14 @@ def _progress(name: str):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--max-steps", type=int, default=80)
+    ap.add_argument("--max-steps", type=int, default=50)
     ap.add_argument("--seq-len", type=int, default=768)
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--limit", type=int, default=None, help="cases per suite (default: all)")
+    # tool calls are the headline: all 120 cases; the long Markdown answers cost ~15 s each on this CPU
+    ap.add_argument("--limit-toolcall", type=int, default=None)
+    ap.add_argument("--limit-markdown", type=int, default=12)
+    ap.add_argument("--limit-classification", type=int, default=40)
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.0])
     ap.add_argument("--probes", type=int, default=8)
     ap.add_argument("--fresh", action="store_true", help="retrain even if a finished run is cached")
@@ -127,7 +131,9 @@ def main() -> None:
 
     scores = {}
     for name, gguf in (("base", base_gguf), ("tuned", Path(exp.selected_path))):
-        scores[name] = evaluate(gguf, WORK / f"eval-{name}", args.temperatures, args.limit, max_tokens)
+        limits = {"toolcall": args.limit_toolcall, "markdown": args.limit_markdown,
+                  "classification": args.limit_classification}
+        scores[name] = evaluate(gguf, WORK / f"eval-{name}", args.temperatures, limits, max_tokens)
         print(f"{name}: evaluated in {scores[name]['wall_s']:.0f} s", flush=True)
 
     print()

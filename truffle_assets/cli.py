@@ -1,4 +1,4 @@
-"""The `truffle` console script: parse, synth, ingest, up, recall, train, promote, rollback, audit."""
+"""The `truffle` console script: parse, synth, ingest, up, recall, ask, chat, serve, train, promote, rollback, audit."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -94,13 +96,41 @@ def cmd_up(args: argparse.Namespace) -> int:
     print(json.dumps(report, indent=2, default=str), flush=True)
     if args.no_ui:
         return 0 if report["failed"] == 0 else 1
+    chat = None if args.no_chat else start_chat(args.chat_port)
     url = f"http://127.0.0.1:{args.port}"
     print(f"Dagster UI: {url}", flush=True)
     dagster = Path(sys.executable).with_name("dagster")
-    return subprocess.call(
-        [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
-        cwd=PROJECT_ROOT,
-    )
+    try:
+        return subprocess.call(
+            [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
+            cwd=PROJECT_ROOT,
+        )
+    finally:
+        if chat is not None:
+            os.killpg(chat.pid, signal.SIGTERM)  # the chat server stops its llama.cpp server on SIGTERM
+            chat.wait(timeout=30)
+
+
+def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
+    """`truffle serve` in the background (own process group) until its API answers."""
+    import urllib.request
+
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("truffle")), "serve", "--port", str(port)],
+                            cwd=PROJECT_ROOT, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            print(f"warning: the chat server exited with {proc.returncode}; see its output above", file=sys.stderr)
+            return None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                print(f"Chat: http://127.0.0.1:{port}/  (OpenAI-compatible API at http://127.0.0.1:{port}/v1; "
+                      f"CLI: truffle ask / truffle chat)", flush=True)
+                return proc
+        except OSError:
+            time.sleep(1)
+    print(f"warning: the chat server did not answer within {timeout_s:.0f} s", file=sys.stderr)
+    return proc
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -207,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.choices["up"]
     up.add_argument("--port", type=int, default=3000)
     up.add_argument("--no-ui", action="store_true", help="stop after ingesting")
+    up.add_argument("--no-chat", action="store_true", help="do not start the chat server next to the UI")
+    up.add_argument("--chat-port", type=int, default=8800)
     up.add_argument("--sample-chats", type=int, default=10)
     up.add_argument("--sample-tokens", type=int, default=400_000)
     recall = sub.add_parser("recall", help="retrieve evidence for a question from the published memory")
@@ -240,6 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--registry", default=registry)
     audit.set_defaults(func=cmd_audit)
+
+    from truffle_assets.runtime.cli import add_runtime_commands
+    from truffle_assets.runtime.serve import add_serve_command
+
+    add_runtime_commands(sub)  # ask, chat
+    add_serve_command(sub)  # serve: OpenAI-compatible API + web page, embedded llama.cpp when no endpoint
     return p
 
 

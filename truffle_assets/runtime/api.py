@@ -19,7 +19,6 @@ a JSON error here.
 
 from __future__ import annotations
 
-import dataclasses
 import hmac
 import json
 import logging
@@ -41,7 +40,9 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
 MODEL_ID = "truffle"  # what /v1/models lists; the request's `model` is accepted and ignored
-TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused")
+# the `truffle` object of a completion; `body` is the answer without its freshness lines
+TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused",
+               "reroll_of", "body")
 STREAM_CHUNK_CHARS = 24  # roughly a few words per SSE event
 _WORDS = re.compile(r"\S+\s*|\s+")
 
@@ -102,22 +103,9 @@ def _error(status: int, message: str, type_: str, code: str | None = None, **ext
                         status_code=status, headers=headers)
 
 
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 def turn_json(result: Any, *, trace: bool = False) -> dict[str, Any]:
-    """A TurnResult (dataclass, pydantic model or dict) as plain JSON."""
-    if isinstance(result, BaseModel):
-        data = result.model_dump(mode="json")
-    elif dataclasses.is_dataclass(result) and not isinstance(result, type):
-        data = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
-    elif isinstance(result, dict):
-        data = dict(result)
-    else:
-        data = {k: getattr(result, k) for k in ("answer", "model", "latency_ms", *TURN_FIELDS) if hasattr(result, k)}
+    """A `TurnResult` (or a dict of its fields) as plain JSON; the trace only when asked for."""
+    data = result.model_dump(mode="json") if isinstance(result, BaseModel) else dict(result)
     if not trace:
         data.pop("trace", None)
     data["citations"] = list(data.get("citations") or [])
@@ -127,12 +115,17 @@ def turn_json(result: Any, *, trace: bool = False) -> dict[str, Any]:
     data["answer"] = data.get("answer") or ""
     data["refused"] = bool(data.get("refused", False))
     data.setdefault("fallback", None)
+    data.setdefault("reroll_of", None)
+    data["body"] = data.get("body") or data["answer"]
     return jsonable_encoder(data)
 
 
-def _usage(tokens: dict[str, int]) -> dict[str, int]:
-    completion = int(tokens.get("answer", 0) or 0)
-    prompt = sum(int(v or 0) for k, v in tokens.items() if k not in ("answer", "cap", "total"))
+def _usage(turn: dict[str, Any]) -> dict[str, int]:
+    """What the model reported over the turn's calls (trace.usage); without a model call (retrieval-only
+    answer, refusal) the composed prompt's size and no completion."""
+    usage = (turn.get("trace") or {}).get("usage") or {}
+    prompt = int(usage.get("prompt_tokens") or turn["tokens"].get("prompt") or 0)
+    completion = int(usage.get("completion_tokens") or 0)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
@@ -228,8 +221,13 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
     @app.post("/v1/chat/completions", dependencies=auth)
     def chat_completions(body: ChatCompletionRequest) -> Response:
         messages = [{"role": m.role, "content": m.text()} for m in body.messages]
-        result = call(service.ask, messages, conversation_id=body.conversation_id)
-        turn = turn_json(result)
+        kwargs: dict[str, Any] = {"conversation_id": body.conversation_id}
+        if body.temperature is not None:
+            kwargs["temperature"] = body.temperature
+        result = call(service.ask, messages, **kwargs)
+        turn = turn_json(result, trace=True)
+        usage = _usage(turn)
+        turn.pop("trace", None)
         created = int(time.time())
         cid = f"chatcmpl-{turn.get('turn_id') or created}"
         model = turn.get("model") or body.model or MODEL_ID
@@ -239,7 +237,7 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
                 "id": cid, "object": "chat.completion", "created": created, "model": model,
                 "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                              "message": {"role": "assistant", "content": turn["answer"]}}],
-                "usage": _usage(turn["tokens"]), "truffle": extra})
+                "usage": usage, "truffle": extra})
 
         def events() -> Iterator[bytes]:
             base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
@@ -248,7 +246,7 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
             for piece in _chunks(turn["answer"]):
                 yield _sse({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
             yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                        "usage": _usage(turn["tokens"]), "truffle": extra})
+                        "usage": usage, "truffle": extra})
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream",
@@ -257,8 +255,9 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
     # -- the page's API
     @app.post("/api/feedback", dependencies=auth)
     def feedback(body: FeedbackRequest) -> dict[str, Any]:
-        call(service.feedback, body.turn_id, body.rating, body.note)
-        return {"ok": True, "turn_id": body.turn_id, "rating": body.rating, "note": body.note}
+        recorded = call(service.feedback, body.turn_id, body.rating, body.note)
+        # False: the feedback toggle is off (nothing stored), which is not an error for the client
+        return {"ok": True, "recorded": recorded is not False, "turn_id": body.turn_id, "rating": body.rating}
 
     @app.post("/api/reroll", dependencies=auth)
     def reroll(body: RerollRequest) -> dict[str, Any]:

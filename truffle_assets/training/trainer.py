@@ -174,6 +174,9 @@ def _common_args(params: LoraParams, out: Path, max_steps: int) -> dict:
         save_steps=params.save_steps, save_total_limit=2, seed=params.seed, report_to=[],
         use_cpu=not _cuda(), dataloader_num_workers=0, disable_tqdm=True, max_length=params.seq_len,
         gradient_checkpointing=params.gradient_checkpointing,
+        # TRL defaults to bf16 autocast; on a CPU without bf16 units that sends every matmul to
+        # torch's scalar fallback GEMM (~10x slower than fp32 BLAS): bf16 only on a GPU that has it
+        bf16=_bf16(), fp16=False,
     )
 
 
@@ -189,6 +192,12 @@ def _quiet(trainer, progress: Progress | None) -> None:
                     progress(state.global_step, state.max_steps, float(logs["loss"]))
 
         trainer.add_callback(_Progress())
+
+
+def _bf16() -> bool:
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
 
 
 def _cuda() -> bool:

@@ -81,16 +81,18 @@ function showAnswer(turn, afterNode) {
   node.querySelector(".text").textContent = turn.answer;
 
   const notices = node.querySelector(".notices");
-  if (turn.fallback) notices.appendChild(el("div", "", "Retrieval-only answer (" + turn.fallback + ")."));
+  if (turn.fallback) notices.appendChild(el("div", "", "Retrieval-only answer (model: " + turn.fallback + ")."));
   if (turn.refused) notices.appendChild(el("div", "", "Refused by the memory-safety rule."));
-  if (turn.uncertain && turn.uncertain.length) notices.appendChild(el("div", "", "Uncertain: " + turn.uncertain.join("; ")));
+  const weak = new Set(turn.uncertain || []);
+  if (weak.size) notices.appendChild(el("div", "", "Some cited evidence is weak (marked ?)."));
 
   const cites = node.querySelector(".citations");
   (turn.citations || []).forEach((id, i) => {
-    const b = el("button", "citation", "[" + (i + 1) + "]");
+    const w = weak.has(id);
+    const b = el("button", "citation" + (w ? " weak" : ""), "[" + (i + 1) + (w ? "?" : "") + "]");
     b.type = "button";
-    b.title = "message " + id;
-    b.setAttribute("aria-label", "Evidence " + (i + 1) + ": message " + id);
+    b.title = "message " + id + (w ? " (weak evidence)" : "");
+    b.setAttribute("aria-label", "Evidence " + (i + 1) + ": message " + id + (w ? " (weak evidence)" : ""));
     b.dataset.messageId = id;
     b.addEventListener("click", () => openEvidence(id));
     cites.appendChild(b);
@@ -144,9 +146,15 @@ async function reroll(turnId, node, button) {
   try {
     const turn = await api("POST", "/api/reroll", { turn_id: turnId });
     setStatus("");
-    showAnswer(turn, node);
+    let anchor = node;  // after this answer's earlier regenerations
+    while (anchor.nextElementSibling && anchor.nextElementSibling.classList.contains("answer")) {
+      anchor = anchor.nextElementSibling;
+    }
+    showAnswer(turn, anchor);
     // the newest answer is what the conversation continues from; both stay on the page and in the store
-    for (const h of state.history) if (h.turnId === turnId) { h.content = turn.answer; h.turnId = turn.turn_id; }
+    for (const h of state.history) {
+      if (h.turnId === turnId) { h.content = turn.body || turn.answer; h.turnId = turn.turn_id; }
+    }
   } catch (e) { setStatus("Regenerate failed: " + e.message); }
   finally { button.disabled = false; }
 }
@@ -193,7 +201,7 @@ $("#ask-form").addEventListener("submit", async (ev) => {
     const turn = { ...t, answer: data.choices[0].message.content, model: data.model };
     state.conversationId = t.conversation_id || state.conversationId;
     state.history.push({ role: "user", content: text });
-    state.history.push({ role: "assistant", content: turn.answer, turnId: turn.turn_id });
+    state.history.push({ role: "assistant", content: turn.body || turn.answer, turnId: turn.turn_id });
     setStatus("");
     showAnswer(turn);
   } catch (e) {

@@ -1,0 +1,143 @@
+"""`truffle ask` and `truffle chat`: the chat runtime from a terminal.
+
+Wire into the console script with `add_runtime_commands(subparsers)`. Both commands use
+`service.open_service`: the configured endpoint (`--base-url`, `TRUFFLE_LLM_BASE_URL`, or
+OpenRouter when `OPENROUTER_API_KEY` is set), else an embedded llama.cpp server on `--gguf`, the
+registry's active model, or the Qwen2.5-Coder-0.5B GGUF.
+
+    truffle ask "When is Priya's party?" --json
+    truffle chat          # :up, :down [note], :reroll, :quit
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from truffle_assets.runtime.config import DATA_DIR, RuntimeConfig
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--published", default=None, help=f"published memory dir (default {DATA_DIR / 'published'})")
+    p.add_argument("--store", default=None, help=f"runtime store dir (default {DATA_DIR / 'runtime'})")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: env, else embedded)")
+    p.add_argument("--model", default=None)
+    p.add_argument("--api-key", default=None)
+    p.add_argument("--gguf", default=None, help="GGUF to serve locally when no endpoint is configured")
+    p.add_argument("--max-recalls", type=int, default=None, help="1-3 (default 2)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per model call")
+    p.add_argument("--n-ctx", type=int, default=16_384, help="context of an embedded llama.cpp server")
+    p.add_argument("--no-transcripts", action="store_true", help="do not record this session's turns")
+
+
+def add_runtime_commands(subparsers) -> None:
+    ask = subparsers.add_parser("ask", help="answer one question from the published memory")
+    ask.add_argument("question")
+    ask.add_argument("--json", action="store_true", help="answer, citations, trace and tokens per section as JSON")
+    _add_common(ask)
+    ask.set_defaults(func=ask_main)
+    chat = subparsers.add_parser("chat", help="interactive chat over the published memory (:up :down :reroll)")
+    _add_common(chat)
+    chat.set_defaults(func=chat_main)
+
+
+def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    over: dict = {}
+    if getattr(args, "published", None):
+        over["published_dir"] = args.published
+    if getattr(args, "store", None):
+        over["store_dir"] = args.store
+    if getattr(args, "max_recalls", None) is not None:
+        over["max_recalls"] = args.max_recalls
+    if getattr(args, "no_transcripts", False):
+        over["transcripts"] = False
+    cfg = RuntimeConfig.from_env(**over)
+    ep = {k: v for k, v in (("base_url", args.base_url), ("model", args.model), ("api_key", args.api_key),
+                            ("gguf", args.gguf), ("timeout_s", args.timeout)) if v is not None}
+    if ep:
+        cfg = cfg.model_copy(update={"endpoint": cfg.endpoint.model_copy(update=ep)})
+    return cfg
+
+
+def _print_turn(turn) -> None:
+    print(turn.answer)
+    meta = [f"turn {turn.turn_id[:8]}", f"{turn.latency_ms / 1000:.1f}s"]
+    if turn.fallback:
+        meta.append(f"fallback: {turn.fallback}")
+    meta.append("tokens " + " ".join(f"{k}={turn.tokens[k]}" for k in ("profile", "summaries", "raw", "dialogue",
+                                                                      "total") if k in turn.tokens))
+    print(f"  [{' · '.join(meta)}]", file=sys.stderr)
+
+
+def ask_main(args: argparse.Namespace) -> int:
+    from truffle_assets.runtime.service import open_service
+
+    cfg = config_from_args(args)
+    with open_service(cfg, n_ctx=args.n_ctx) as svc:
+        turn = svc.ask([{"role": "user", "content": args.question}])
+    if args.json:
+        print(json.dumps({"turn_id": turn.turn_id, "answer": turn.answer, "citations": turn.citations,
+                          "uncertain": turn.uncertain, "watermarks": turn.watermarks, "tokens": turn.tokens,
+                          "fallback": turn.fallback, "refused": turn.refused, "model": turn.model,
+                          "latency_ms": turn.latency_ms, "sources": turn.sources, "trace": turn.trace},
+                         indent=2, ensure_ascii=False, default=str))
+    else:
+        _print_turn(turn)
+    return 0
+
+
+HELP = "commands: :up  :down [note]  :reroll  :new  :quit"
+
+
+def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=None) -> int:
+    from truffle_assets.runtime.service import open_service
+
+    out = out or sys.stdout
+    cfg = config_from_args(args)
+    with open_service(cfg, n_ctx=args.n_ctx) as svc:
+        print(f"Truffle chat on {svc.model} — {HELP}", file=out)
+        history: list[dict] = []
+        last = None
+        conversation = None
+        while True:
+            try:
+                line = read("you> ").strip()
+            except (EOFError, KeyboardInterrupt):
+                print(file=out)
+                return 0
+            if not line:
+                continue
+            if line in (":quit", ":q", ":exit"):
+                return 0
+            if line == ":new":
+                history, last, conversation = [], None, None
+                continue
+            if line.startswith((":up", ":down")):
+                if last is None:
+                    print("nothing to rate yet", file=out)
+                    continue
+                cmd, _, note = line.partition(" ")
+                ok = svc.feedback(last.turn_id, 1 if cmd == ":up" else -1, note.strip())
+                print("thanks, noted" if ok else "feedback is switched off", file=out)
+                continue
+            if line == ":reroll":
+                if last is None:
+                    print("nothing to re-roll yet", file=out)
+                    continue
+                last = svc.reroll(last.turn_id)
+                history[-1] = {"role": "assistant", "content": last.body}
+            elif line.startswith(":"):
+                print(HELP, file=out)
+                continue
+            else:
+                history.append({"role": "user", "content": line})
+                last = svc.ask(history, conversation_id=conversation)
+                conversation = last.conversation_id
+                history.append({"role": "assistant", "content": last.body})
+            print(f"truffle> {last.answer}", file=out)
+            if last.fallback:
+                print(f"  (retrieval-only: {last.fallback})", file=out)

@@ -1,0 +1,318 @@
+"""`ChatService`: the one object every interface (CLI, HTTP API, web page, benchmarks) talks to.
+
+    service = ChatService(RuntimeConfig(endpoint={"base_url": url, "model": "local"}))
+    turn = service.ask([{"role": "user", "content": "When is Priya's party?"}])
+    turn.answer, turn.citations, turn.tokens, turn.fallback
+
+A turn runs the LangGraph in `graph.py`, then is appended to the runtime store
+(`training/sources.write_turn`: metadata when `transcripts` is on, prompt messages + answer only
+when `content` is on too) — a store failure is logged in the trace, never raised. The service
+reads only published files (latest.json → LanceDB, profile.json, facts.json) and never opens the
+pipeline's DuckDB file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, Field
+
+from truffle_assets.runtime import privacy
+from truffle_assets.runtime.config import RuntimeConfig
+from truffle_assets.runtime.graph import Context, InputState, fetch_messages, graph, load_facts, read_json_cached
+from truffle_assets.runtime.prompts import system_prompt, template_version
+from truffle_assets.runtime.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+_REMEMBERED_TURNS = 1024
+
+
+class TurnResult(BaseModel):
+    turn_id: str
+    conversation_id: str
+    answer: str                                   # body + one freshness line per cited chat
+    citations: list[str] = Field(default_factory=list)   # message ids, all shown to the model this turn
+    uncertain: list[str] = Field(default_factory=list)   # cited ids whose evidence is weak
+    watermarks: dict[str, str] = Field(default_factory=dict)  # chat -> YYYY-MM-DD the memory is current to
+    trace: dict[str, Any] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+    latency_ms: float = 0.0
+    model: str | None = None
+    fallback: str | None = None   # endpoint_down | timeout | endpoint_error | malformed_output |
+                                  # recall_limit | no_endpoint | context_overflow
+    refused: bool = False
+    reroll_of: str | None = None
+    body: str = ""                # the answer without freshness lines (what the store keeps)
+    freshness: list[str] = Field(default_factory=list)
+    sources: list[dict] = Field(default_factory=list)    # cited messages: message_id, chat_id, ts, author, text, uncertain
+
+
+def _is_loopback(url: str | None) -> bool:
+    host = (urlparse(url).hostname or "") if url else ""
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+class ChatService:
+    def __init__(self, config: RuntimeConfig | None = None, *, counter: TokenCounter | None = None) -> None:
+        self.config = config or RuntimeConfig()
+        from truffle_assets.llm_server import resolve_endpoint
+
+        ep = self.config.endpoint
+        self.endpoint = resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
+        self._counter = counter
+        self._counter_lock = threading.Lock()
+        self._turns: OrderedDict[str, dict] = OrderedDict()
+        self._turns_lock = threading.Lock()
+
+    # ---- configuration ------------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    def tokenizer_source(self) -> tuple[str, str | None]:
+        """(GGUF or tokenizer folder, proxy_for): the served model's own tokenizer when known; for a
+        remote endpoint (OpenRouter) the local Qwen2.5 GGUF, labelled as a proxy for the remote model."""
+        cfg = self.config
+        if cfg.tokenizer:
+            return cfg.tokenizer, None
+        if cfg.endpoint.gguf or self.endpoint.gguf:
+            return str(cfg.endpoint.gguf or self.endpoint.gguf), None
+        local = self.endpoint.base_url is None or _is_loopback(self.endpoint.base_url)
+        if local and (Path(cfg.registry_dir) / "active.json").is_file():
+            with contextlib.suppress(Exception):
+                from truffle_assets.training.registry import Registry
+
+                active = Registry(cfg.registry_dir).active()
+                if active is not None and Path(active.gguf_path).is_file():
+                    return active.gguf_path, None
+        from truffle_assets.training.base_models import qwen_gguf
+
+        return str(qwen_gguf()), (None if local and self.endpoint.embedded else self.endpoint.model)
+
+    @property
+    def counter(self) -> TokenCounter:
+        with self._counter_lock:
+            if self._counter is None:
+                src, proxy = self.tokenizer_source()
+                self._counter = TokenCounter.load(src, proxy_for=proxy)
+            return self._counter
+
+    def context(self, temperature: float | None = None) -> Context:
+        cfg, ep = self.config, self.endpoint
+        counter = self.counter
+        return Context(
+            published_dir=str(cfg.published_dir), base_url=ep.base_url, model=ep.model, api_key=ep.api_key,
+            timeout_s=cfg.endpoint.timeout_s, max_retries=cfg.endpoint.max_retries,
+            temperature=cfg.endpoint.temperature if temperature is None else temperature,
+            tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
+            max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
+            allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
+            retrieval_log=str(Path(cfg.store_dir) / "retrieval.duckdb") if cfg.retrieval_log else None)
+
+    def warm_up(self) -> None:
+        """Load the tokenizer and the query embedder now, so the first turn is not the slow one."""
+        from truffle_assets.retrieval import open_index
+
+        _ = self.counter
+        if self.config.pointer.is_file():
+            open_index(self.config.pointer).embedder.encode_query("warm up")
+
+    # ---- turns -------------------------------------------------------------------------------------
+    def ask(self, messages: list[dict], conversation_id: str | None = None, reroll_of: str | None = None,
+            *, temperature: float | None = None, today: date | str | None = None) -> TurnResult:
+        """Answer the last user message of `messages` (earlier user/assistant turns are the dialogue;
+        client system messages are ignored). Never raises for endpoint or model failures."""
+        t0 = time.perf_counter()
+        messages = [{"role": str(m.get("role")), "content": str(m.get("content") or "")} for m in messages]
+        if not any(m["role"] == "user" and m["content"].strip() for m in messages):
+            raise ValueError("messages must contain a non-empty user message")
+        if reroll_of is not None and temperature is None:
+            temperature = self.config.endpoint.reroll_temperature
+        turn_id = uuid.uuid4().hex
+        conversation_id = conversation_id or uuid.uuid4().hex
+        ctx = self.context(temperature)
+        today_s = today.isoformat() if isinstance(today, date) else today
+        out = graph.invoke(InputState(messages=messages, today=today_s, temperature=temperature), context=ctx)
+        latency = round((time.perf_counter() - t0) * 1000, 1)
+        by_id = {i["message_id"]: i for i in out.get("items", [])}
+        sources = [{k: by_id[c].get(k) for k in ("message_id", "chat_id", "ts", "author", "text", "uncertain")}
+                   for c in out.get("citations", []) if c in by_id]
+        trace = {
+            "steps": out.get("trace", []), "recalls": out.get("intents", []), "tool_calls": out.get("tool_calls", []),
+            "recall_count": out.get("recall_count", 0), "max_recalls": out.get("max_recalls"),
+            "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
+            "context_ids": out.get("context_ids", []), "dropped": out.get("dropped", {}),
+            "invalid_citations": out.get("invalid_citations", []), "scrubbed": out.get("scrubbed", []),
+            "fallback_detail": out.get("fallback_detail"), "tokenizer": self.counter.name,
+            "budget": self.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
+        }
+        wm = {c: str(ts)[:10] for c, ts in (out.get("watermarks") or {}).items()}
+        if not wm:
+            pointer = read_json_cached(self.config.pointer) or {}
+            wm = {c: str(ts)[:10] for c, ts in (pointer.get("watermarks") or {}).items()}
+        result = TurnResult(
+            turn_id=turn_id, conversation_id=conversation_id, answer=out.get("answer", ""),
+            citations=out.get("citations", []), uncertain=out.get("uncertain", []), watermarks=wm, trace=trace,
+            tokens=dict(out.get("tokens") or {}), latency_ms=latency,
+            model=out.get("served_model") or (self.endpoint.model if out.get("llm_calls") else None),
+            fallback=out.get("fallback"), refused=bool(out.get("refused")), reroll_of=reroll_of,
+            body=out.get("body", ""), freshness=out.get("freshness", []), sources=sources)
+        self._remember(turn_id, conversation_id, messages)
+        self._record(result, out, messages)
+        return result
+
+    def reroll(self, turn_id: str) -> TurnResult:
+        """The same prompt again at `endpoint.reroll_temperature` (> 0); both turns stay in the store."""
+        prev = self._recall_turn(turn_id)
+        if prev is None:
+            raise KeyError(f"unknown turn {turn_id!r} (not in this process and no stored content)")
+        return self.ask(prev["messages"], conversation_id=prev["conversation_id"], reroll_of=turn_id,
+                        temperature=self.config.endpoint.reroll_temperature)
+
+    def feedback(self, turn_id: str, rating: int, note: str = "") -> bool:
+        """Append a rating (-1, 0, 1) for a turn; False when the feedback toggle is off."""
+        if not self.config.feedback:
+            return False
+        from truffle_assets.training.sources import append_feedback
+
+        append_feedback(self.config.store_dir, turn_id, rating, privacy.redact_data(note))
+        return True
+
+    # ---- memory inspector --------------------------------------------------------------------------
+    def evidence(self, message_id: str) -> dict | None:
+        """{message_id, chat_id, ts, author, text} of one indexed (redacted) message, or None."""
+        rows = self._messages([message_id])
+        return rows[0] if rows else None
+
+    def _messages(self, ids: list[str]) -> list[dict]:
+        try:
+            rows = fetch_messages(self.config.pointer, [str(i) for i in ids])
+        except Exception as exc:  # noqa: BLE001 - an unreadable index is "not found" to a caller
+            log.warning("evidence lookup failed: %s", exc)
+            return []
+        return [{"message_id": r["message_id"], "chat_id": r["chat_id"],
+                 "ts": r["ts"].isoformat() if hasattr(r.get("ts"), "isoformat") else r.get("ts"),
+                 "author": r.get("author"), "text": r.get("text")} for r in rows]
+
+    def fact(self, fact_id: str) -> dict | None:
+        """A fact from the published facts.json (current or superseded) with its evidence messages."""
+        f = load_facts(self.config.published_dir).get(str(fact_id))
+        if f is None:
+            return None
+        keep = ("fact_id", "fact_text", "category", "predicate", "value", "subject", "confidence", "first_seen_at",
+                "last_seen_at", "valid_from", "valid_to", "superseded_by", "evidence_message_ids")
+        out = {k: f.get(k) for k in keep if k in f}
+        out["fact_id"] = str(f.get("fact_id") or f.get("id"))
+        out["evidence"] = self._messages(list(f.get("evidence_message_ids") or []))
+        return out
+
+    def profile(self) -> dict | None:
+        prof = read_json_cached(Path(self.config.published_dir) / "profile.json")
+        return prof if isinstance(prof, dict) else None
+
+    # ---- store ----------------------------------------------------------------------------------------
+    def prune(self, now: datetime | date | None = None) -> list[Path]:
+        """Delete store day files older than `retention_days` (turns, content, feedback)."""
+        from truffle_assets.training.sources import STREAMS
+
+        now = now or datetime.now(timezone.utc)
+        today = now.date() if isinstance(now, datetime) else now
+        cutoff = today - timedelta(days=self.config.retention_days)
+        deleted = []
+        for stream in STREAMS:
+            folder = Path(self.config.store_dir) / stream
+            for p in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
+                try:
+                    day = date.fromisoformat(p.stem)
+                except ValueError:
+                    continue
+                if day < cutoff:
+                    p.unlink(missing_ok=True)
+                    deleted.append(p)
+        return deleted
+
+    def _record(self, result: TurnResult, out: dict, messages: list[dict]) -> None:
+        cfg = self.config
+        if not cfg.transcripts:
+            return
+        from truffle_assets.training.sources import write_turn
+
+        try:
+            prompt = out.get("prompt") or [{"role": "system", "content": system_prompt()}, *messages[-1:]]
+            stored = [{"role": m["role"], "content": privacy.redact_data(m["content"])} for m in prompt]
+            changed = any(a["content"] != m["content"] for a, m in zip(stored, prompt))
+            principals = (["denied"] if result.refused else []) + (["redacted"] if changed or out.get("scrubbed") else [])
+            write_turn(cfg.store_dir, result.turn_id, result.conversation_id,
+                       messages=stored if cfg.content else None, answer=result.body if cfg.content else None,
+                       model=result.model, template_version=template_version(),
+                       retrieval_ids=out.get("context_ids", []), tool_calls=out.get("tool_calls", []),
+                       tokens=result.tokens, latency_ms=result.latency_ms, reroll_of=result.reroll_of,
+                       principals=principals, keep_content=cfg.content)
+        except Exception as exc:  # noqa: BLE001 - the store never fails a turn
+            log.warning("runtime store write failed: %s", exc)
+            result.trace["store_error"] = f"{type(exc).__name__}: {exc}"
+
+    def _remember(self, turn_id: str, conversation_id: str, messages: list[dict]) -> None:
+        with self._turns_lock:
+            self._turns[turn_id] = {"conversation_id": conversation_id, "messages": messages}
+            while len(self._turns) > _REMEMBERED_TURNS:
+                self._turns.popitem(last=False)
+
+    def _recall_turn(self, turn_id: str) -> dict | None:
+        with self._turns_lock:
+            hit = self._turns.get(turn_id)
+        if hit is not None:
+            return hit
+        if not (self.config.transcripts and self.config.content):
+            return None
+        # an earlier process's turn: its stored (redacted) prompt ends with the dialogue it answered
+        from truffle_assets.training.sources import load_turns
+
+        for t in reversed(load_turns(self.config.store_dir)):
+            if t.turn_id == turn_id and t.messages:
+                dialogue = [m for m in t.messages if m["role"] in ("user", "assistant")]
+                return {"conversation_id": t.conversation_id or uuid.uuid4().hex, "messages": dialogue}
+        return None
+
+
+@contextlib.contextmanager
+def open_service(config: RuntimeConfig | None = None, *, n_ctx: int = 16_384, **server_kwargs) -> Iterator[ChatService]:
+    """A ChatService on a live endpoint: the configured/env one, or an embedded llama.cpp server on
+    `endpoint.gguf`, else the registry's active model, else the Qwen2.5-Coder-0.5B GGUF (stopped on
+    exit). With an embedded server the budget cap is clamped to its context (`n_ctx`)."""
+    from truffle_assets.llm_server import LlamaServer, resolve_endpoint
+
+    config = config or RuntimeConfig.from_env()
+    ep = config.endpoint
+    resolved = resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
+    if not resolved.embedded:
+        yield ChatService(config)
+        return
+    gguf = ep.gguf
+    if not gguf and (Path(config.registry_dir) / "active.json").is_file():
+        from truffle_assets.training.registry import Registry
+
+        active = Registry(config.registry_dir).active()
+        gguf = active.gguf_path if active else None
+    if not gguf:
+        from truffle_assets.training.base_models import qwen_gguf
+
+        gguf = str(qwen_gguf())
+    server_kwargs.setdefault("alias", ep.model or "local")
+    with LlamaServer(gguf, n_ctx=n_ctx, **server_kwargs) as srv:
+        cap = min(config.budget.cap, n_ctx)
+        budget = config.budget.model_copy(update={"cap": cap, "answer": min(config.budget.answer, cap // 4)})
+        cfg = config.model_copy(update={
+            "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf)}),
+            "budget": budget})
+        yield ChatService(cfg)

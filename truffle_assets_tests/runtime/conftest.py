@@ -1,0 +1,95 @@
+"""A real published memory for the runtime tests, built once per package.
+
+The memory is the Dagster world of `truffle_assets_tests/defs/conftest.py` (synthetic corpus seed
+24 → messages … memory_index + profile through real DuckDB, LanceDB and a FakeLLM), imported here
+so its fixtures are package-scoped for this package too. The runtime reads only what that run
+published: `published/latest.json` (LanceDB versions + watermarks), `profile.json`, `facts.json`.
+Chat-model calls go to a second FakeLLM whose replies each test scripts through `responder`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest
+
+from truffle_assets.runtime import ChatService, RuntimeConfig
+from truffle_assets.runtime.tokens import TokenCounter
+from truffle_assets.training.base_models import qwen_gguf
+from truffle_assets_tests.defs.conftest import _no_llm_env, corpus, fake_llm, world  # noqa: F401 - fixtures
+from truffle_assets_tests.fake_llm import FakeLLM
+
+MSG_ID = re.compile(r"\[msg:(\w+)\]")
+
+
+def context_message(body: dict) -> str:
+    """The second system message of a chat request: the runtime's context block."""
+    return [m["content"] for m in body["messages"] if m["role"] == "system"][1]
+
+
+def shown_ids(body: dict) -> list[str]:
+    ctx = context_message(body)
+    return MSG_ID.findall(ctx.split("Retrieved messages:", 1)[1]) if "Retrieved messages:" in ctx else []
+
+
+def cite_first(answer: str = "Here is what I found {cite}.") -> Callable[[dict], str]:
+    """A responder answering in prose and citing the first message shown to it."""
+    def respond(body: dict) -> str:
+        ids = shown_ids(body)
+        return answer.format(cite=f"[msg:{ids[0]}]" if ids else "")
+    return respond
+
+
+@pytest.fixture(scope="package")
+def qwen_tokens() -> TokenCounter:
+    return TokenCounter.load(qwen_gguf())
+
+
+@pytest.fixture(scope="package")
+def memory(world) -> Path:
+    """The published dir of the world, with a facts.json (written by the profile asset; synthesised
+    from profile.json here only if the asset predates it)."""
+    pub = world.published
+    assert (pub / "latest.json").is_file() and (pub / "profile.json").is_file()
+    if not (pub / "facts.json").is_file():
+        prof = json.loads((pub / "profile.json").read_text())
+        facts = [{"fact_id": e["id"], "fact_text": e["text"], "category": cat, "confidence": e["confidence"],
+                  "valid_to": None, "superseded_by": None, "evidence_message_ids": []}
+                 for cat, es in prof["facts"].items() for e in es]
+        (pub / "facts.json").write_text(json.dumps({"version": 1, "facts": facts}))
+    return pub
+
+
+@pytest.fixture(scope="package")
+def chat_llm():
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm(chat_llm):
+    """The chat FakeLLM, reset, answering with `cite_first()` unless a test sets `responder`/`mode`."""
+    chat_llm.reset()
+    chat_llm.mode = "ok"
+    chat_llm.responder = cite_first()
+    yield chat_llm
+    chat_llm.responder = None
+    chat_llm.mode = "ok"
+
+
+@pytest.fixture
+def make_service(memory, tmp_path, qwen_tokens):
+    """ChatService factory on the published memory: config overrides as keyword arguments."""
+    def make(base_url: str | None = None, **overrides) -> ChatService:
+        endpoint = {"base_url": base_url, "model": "fake-model", "timeout_s": 5.0} | overrides.pop("endpoint", {})
+        cfg = RuntimeConfig(**{"published_dir": memory, "store_dir": tmp_path / "runtime",
+                               "registry_dir": tmp_path / "registry", "tokenizer": str(qwen_tokens.source),
+                               "endpoint": endpoint, **overrides})
+        return ChatService(cfg)
+    return make

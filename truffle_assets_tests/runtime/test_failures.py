@@ -1,0 +1,58 @@
+"""A broken endpoint or a broken reply never breaks a turn: a retrieval-only answer, `fallback` set."""
+
+from __future__ import annotations
+
+import pytest
+
+from truffle_assets_tests.fake_llm import closed_port_url
+
+Q = [{"role": "user", "content": "What are Priya and I planning for the weekend?"}]
+
+
+def _retrieval_only(turn):
+    assert turn.answer.startswith("I couldn't get an answer from the language model")
+    assert turn.citations and set(turn.citations) <= set(turn.trace["context_ids"])
+    for c in turn.citations:
+        assert f"[msg:{c}]" in turn.answer
+    assert any(line.startswith("Memory current to ") for line in turn.answer.splitlines())
+
+
+def test_endpoint_down_gives_a_retrieval_only_answer(make_service):
+    turn = make_service(closed_port_url()).ask(Q)
+    assert turn.fallback == "endpoint_down" and not turn.refused
+    _retrieval_only(turn)
+    assert "unreachable" in turn.answer
+
+
+def test_no_endpoint_configured(make_service, monkeypatch):
+    for k in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    turn = make_service(None).ask(Q)
+    assert turn.fallback == "no_endpoint"
+    _retrieval_only(turn)
+
+
+def test_timeout(make_service, llm):
+    llm.mode, llm.delay_s = "slow", 2.0
+    turn = make_service(llm.base_url, endpoint={"timeout_s": 0.3}).ask(Q)
+    assert turn.fallback == "timeout"
+    _retrieval_only(turn)
+
+
+@pytest.mark.parametrize("mode,reply,reason", [
+    ("invalid_json", None, "malformed_output"),                                  # '{"summary": "cut off mid-'
+    ("ok", '{"toolCalls":[{"name":"search_memory","arguments":{"query":', "malformed_output"),  # cut envelope
+    ("ok", 'Let me look.\n```json\n{"toolCalls":[{"name":"get_profile","arguments":{}}]}\n```', "malformed_output"),
+    ("ok", "   ", "malformed_output"),                                             # empty
+    ("ok", '{"toolCalls":[{"name":"search_memory","arguments":{"query":"x","k":"5"}}]}', "malformed_output"),
+    ("ok", "[msg:ffffffffffffffffffff].", "malformed_output"),                   # only an invented citation
+    ("http500", None, "endpoint_error"),
+])
+def test_malformed_output_is_handled(make_service, llm, mode, reply, reason):
+    llm.mode = mode
+    if reply is not None:
+        llm.responder = lambda body: reply
+    turn = make_service(llm.base_url).ask(Q)
+    assert turn.fallback == reason and turn.trace["fallback_detail"]
+    assert turn.trace["recall_count"] == 0
+    _retrieval_only(turn)

@@ -1,0 +1,71 @@
+"""The HTTP API and web page over a real ChatService on a real published memory.
+
+The memory, the chat FakeLLM (`llm`, answering in prose and citing the first message shown to it)
+and the `make_service` factory come from the runtime tests' conftest (which builds the memory
+through the real Dagster chain); they are imported so they are package-scoped here too.
+`live_server` runs the app under a real uvicorn on a free port in a thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from truffle_assets.runtime.api import create_app
+from truffle_assets_tests.runtime.conftest import (  # noqa: F401 - fixtures
+    _no_llm_env, chat_llm, corpus, fake_llm, llm, make_service, memory, qwen_tokens, world)
+
+QUESTION = "What did Priya and I talk about, and what plans did we make?"
+TOKEN = "test-token-7f3a"
+
+
+@contextlib.contextmanager
+def live_server(app, timeout: float = 20.0) -> Iterator[str]:
+    """uvicorn serving `app` on 127.0.0.1:<free port> in a daemon thread; yields the base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))  # bound before the thread starts: no race for the port
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
+def service(make_service, llm):
+    return make_service(llm.base_url)
+
+
+@pytest.fixture
+def client(service) -> TestClient:
+    return TestClient(create_app(service))
+
+
+@pytest.fixture
+def store(service) -> Path:
+    return Path(service.config.store_dir)
+
+
+def feedback_lines(store: Path) -> list[dict]:
+    return [json.loads(line) for p in sorted((store / "feedback").glob("*.jsonl"))
+            for line in p.read_text().splitlines() if line.strip()]

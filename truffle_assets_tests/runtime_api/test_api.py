@@ -1,0 +1,175 @@
+"""The API through FastAPI's TestClient and, for streaming, a real uvicorn with the openai client."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+from fastapi.testclient import TestClient
+
+from truffle_assets.runtime import ChatService
+from truffle_assets.runtime.api import create_app
+from truffle_assets.training.sources import load_turns
+from truffle_assets_tests.fake_llm import closed_port_url
+from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
+
+
+def ask(client: TestClient, question: str = QUESTION, **extra) -> dict:
+    r = client.post("/v1/chat/completions", json={"model": "truffle", "messages": [
+        {"role": "user", "content": question}], **extra})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_chat_completion_is_openai_shaped_with_citations(client, store, llm):
+    data = ask(client)
+    assert data["object"] == "chat.completion" and data["id"].startswith("chatcmpl-")
+    choice = data["choices"][0]
+    assert choice["finish_reason"] == "stop" and choice["message"]["role"] == "assistant"
+    t = data["truffle"]
+    assert {"turn_id", "citations", "uncertain", "watermarks", "tokens", "fallback"} <= set(t)
+    assert t["fallback"] is None and llm.requests >= 1
+    assert "Here is what I found" in choice["message"]["content"]
+    assert t["citations"] and t["watermarks"] and t["tokens"]["raw"] > 0
+    assert data["usage"]["prompt_tokens"] > 0 and data["usage"]["completion_tokens"] > 0
+    # the cited message opens as evidence, and the turn is in the runtime store
+    ev = client.get(f"/api/evidence/{t['citations'][0]}").json()
+    assert ev["message_id"] == t["citations"][0] and ev["text"] and ev["chat_id"] in t["watermarks"]
+    assert [turn.turn_id for turn in load_turns(store)] == [t["turn_id"]]
+    # a follow-up in the same conversation keeps its id
+    again = ask(client, "And when was that?", conversation_id=t["conversation_id"])
+    assert again["truffle"]["conversation_id"] == t["conversation_id"]
+
+
+def test_models_page_and_validation(client):
+    models = client.get("/v1/models").json()
+    assert models["object"] == "list" and models["data"][0]["id"] == "truffle"
+    page = client.get("/")
+    assert page.status_code == 200 and 'aria-label="Bad answer"' in page.text
+    assert "http" not in page.text.replace('http-equiv', '')  # no external resources
+    for path in ("/static/app.js", "/static/app.css"):
+        r = client.get(path)
+        assert r.status_code == 200 and "http://" not in r.text and "https://" not in r.text
+    bad = [
+        ("/v1/chat/completions", {"model": "x"}),                                              # no messages
+        ("/v1/chat/completions", {"messages": []}),
+        ("/v1/chat/completions", {"messages": [{"role": "system", "content": "only a system prompt"}]}),
+        ("/v1/chat/completions", {"messages": [{"role": "wizard", "content": "hi"}]}),
+        ("/api/feedback", {"turn_id": "t", "rating": 2}),
+        ("/api/feedback", {"rating": 1}),
+        ("/api/reroll", {}),
+    ]
+    for path, body in bad:
+        r = client.post(path, json=body)
+        assert r.status_code == 422, (path, body, r.text)
+        assert r.json()["error"]["type"] == "invalid_request_error"
+    r = client.post("/api/feedback", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422
+
+
+def test_token_required_everywhere_but_the_page(service):
+    client = TestClient(create_app(service, token=TOKEN))
+    calls = [("GET", "/v1/models", None),
+             ("POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": QUESTION}]}),
+             ("POST", "/api/feedback", {"turn_id": "x", "rating": 1}),
+             ("POST", "/api/reroll", {"turn_id": "x"}),
+             ("GET", "/api/evidence/x", None), ("GET", "/api/facts/x", None)]
+    for method, path, body in calls:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+            r = client.request(method, path, json=body, headers=headers)
+            assert r.status_code == 401, (path, headers, r.text)
+            assert r.json()["error"]["type"] == "authentication_error"
+    for path in ("/", "/static/app.js", "/static/app.css", "/static/index.html"):
+        assert client.get(path).status_code == 200
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.get("/v1/models", headers=auth).status_code == 200
+    assert client.get("/api/evidence/x", headers=auth).status_code == 404  # past auth: just unknown
+
+
+def test_feedback_change_of_mind_is_appended(client, store):
+    turn_id = ask(client)["truffle"]["turn_id"]
+    assert client.post("/api/feedback", json={"turn_id": turn_id, "rating": 1}).json()["recorded"] is True
+    r = client.post("/api/feedback", json={"turn_id": turn_id, "rating": -1, "note": "wrong date, it was March"})
+    assert r.status_code == 200
+    lines = feedback_lines(store)
+    assert [(f["turn_id"], f["rating"], f["note"]) for f in lines] == [
+        (turn_id, 1, ""), (turn_id, -1, "wrong date, it was March")]
+    (turn,) = load_turns(store)
+    assert [f.rating for f in turn.feedback] == [1, -1]  # both kept, the latest last
+
+
+def test_feedback_toggle_off_records_nothing(make_service, llm):
+    svc = make_service(llm.base_url, feedback=False)
+    client = TestClient(create_app(svc))
+    turn_id = ask(client)["truffle"]["turn_id"]
+    r = client.post("/api/feedback", json={"turn_id": turn_id, "rating": -1, "note": "meh"})
+    assert r.status_code == 200 and r.json()["recorded"] is False
+    assert not (svc.config.store_dir / "feedback").exists()
+
+
+def test_reroll_keeps_both_turns(client, store):
+    first = ask(client)["truffle"]
+    r = client.post("/api/reroll", json={"turn_id": first["turn_id"]})
+    assert r.status_code == 200, r.text
+    second = r.json()
+    assert second["turn_id"] != first["turn_id"] and second["reroll_of"] == first["turn_id"]
+    assert second["conversation_id"] == first["conversation_id"] and second["answer"] and "trace" not in second
+    turns = {t.turn_id: t for t in load_turns(store)}
+    assert set(turns) == {first["turn_id"], second["turn_id"]}
+    assert turns[second["turn_id"]].reroll_of == first["turn_id"]
+    missing = client.post("/api/reroll", json={"turn_id": "0" * 32})
+    assert missing.status_code == 404 and "unknown turn" in missing.json()["error"]["message"]
+
+
+def test_evidence_and_fact_lookups(client, memory):
+    r = client.get("/api/evidence/doesnotexist")
+    assert r.status_code == 404
+    assert r.json()["error"] == {"message": "no evidence message with id 'doesnotexist' in the published memory",
+                                 "type": "not_found_error", "code": "message_not_found"}
+    assert client.get("/api/facts/doesnotexist").status_code == 404
+    facts = json.loads((memory / "facts.json").read_text())["facts"]
+    fact = next((f for f in facts if f.get("evidence_message_ids")), facts[0])
+    got = client.get(f"/api/facts/{fact['fact_id']}").json()
+    assert got["fact_id"] == str(fact["fact_id"]) and got["fact_text"] == fact["fact_text"]
+    assert [m["message_id"] for m in got["evidence"]] == [
+        m for m in fact.get("evidence_message_ids") or [] if m in {e["message_id"] for e in got["evidence"]}]
+    assert all(m["text"] for m in got["evidence"])
+
+
+def test_down_endpoint_degrades_and_service_errors_are_json(make_service, tmp_path):
+    down = TestClient(create_app(make_service(closed_port_url())))
+    data = ask(down)
+    assert data["truffle"]["fallback"] == "endpoint_down" and data["choices"][0]["message"]["content"]
+    # a service that cannot run at all (its tokenizer is missing): a JSON error, never a 500 trace
+    cfg = make_service(closed_port_url()).config
+    broken = ChatService(cfg.model_copy(update={"tokenizer": str(tmp_path / "missing.gguf")}))
+    client = TestClient(create_app(broken))  # raise_server_exceptions: an unhandled error would raise here
+    for stream in (False, True):
+        r = client.post("/v1/chat/completions",
+                        json={"stream": stream, "messages": [{"role": "user", "content": QUESTION}]})
+        assert r.status_code == 503 and r.headers["content-type"] == "application/json", r.text
+        err = r.json()["error"]
+        assert err["type"] == "service_unavailable" and "FileNotFoundError" in err["message"]
+        assert "Traceback" not in r.text
+
+
+def test_streaming_through_uvicorn_with_the_openai_client(service):
+    with live_server(create_app(service, token=TOKEN)) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=TOKEN, max_retries=0, timeout=60)
+        assert [m.id for m in client.models.list()] == ["truffle"]
+        full = client.chat.completions.create(model="truffle", messages=[{"role": "user", "content": QUESTION}])
+        extra = full.model_extra["truffle"]
+        stream = client.chat.completions.create(model="truffle", messages=[{"role": "user", "content": QUESTION}],
+                                                stream=True)
+        chunks = list(stream)
+        pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+        assert len(pieces) > 1  # really streamed in pieces
+        assert "".join(pieces) == full.choices[0].message.content  # temperature 0, same memory: same answer
+        assert chunks[0].choices[0].delta.role == "assistant"
+        last = chunks[-1]
+        assert last.choices[0].finish_reason == "stop"
+        assert last.model_extra["truffle"]["citations"] == extra["citations"]
+        assert last.model_extra["truffle"]["turn_id"] != extra["turn_id"]
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0).models.list()

@@ -1,0 +1,107 @@
+"""The web page in headless Chromium against a real uvicorn + ChatService: ask, open the cited
+evidence, thumbs down with a note, regenerate — every control found by its accessible name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from truffle_assets.runtime.api import create_app
+from truffle_assets.training.sources import load_turns
+from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
+
+CHROMIUM = Path("/usr/bin/chromium")
+NOTE = "It mixed up the dates of the dinner"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(),
+                                reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless=new"])
+        yield b
+        b.close()
+
+
+def test_page_ask_cite_feedback_reroll(browser, service, store):
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
+    errors: list[str] = []
+    with live_server(create_app(service, token=TOKEN)) as url:
+        page = browser.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+
+        # without the token the API refuses and the page asks for it
+        page.get_by_label("Your question").fill(QUESTION)
+        page.get_by_role("button", name="Send", exact=True).click()
+        expect(page.get_by_role("status").first).to_contain_text("401")
+        page.get_by_label("Bearer token").fill(TOKEN)
+        page.get_by_role("button", name="Save").click()
+
+        page.get_by_label("Your question").fill(QUESTION)
+        page.get_by_role("button", name="Send", exact=True).click()
+        answer = page.locator("article.answer").first
+        expect(answer).to_contain_text("Here is what I found")
+        expect(page.locator("#freshness")).to_have_text(re.compile(r"memory current to \d{4}-\d{2}-\d{2}"))
+        turn_id = answer.get_attribute("data-turn-id")
+
+        # the citation opens its evidence message
+        citation = answer.get_by_role("button", name=re.compile(r"^Evidence 1: message "))
+        message_id = citation.get_attribute("data-message-id")
+        evidence = service.evidence(message_id)
+        assert evidence and evidence["text"]
+        citation.click()
+        panel = page.get_by_role("complementary", name="Evidence")
+        expect(panel).to_be_visible()
+        expect(panel).to_contain_text(evidence["text"].splitlines()[0][:60])
+        expect(panel).to_contain_text(message_id)
+
+        # thumbs down, then say what went wrong
+        bad = answer.get_by_role("button", name="Bad answer")
+        good = answer.get_by_role("button", name="Good answer")
+        expect(answer.get_by_role("textbox", name="What went wrong?")).to_be_hidden()
+        bad.click()
+        expect(bad).to_have_attribute("aria-pressed", "true")
+        expect(good).to_have_attribute("aria-pressed", "false")
+        note = answer.get_by_role("textbox", name="What went wrong?")
+        expect(note).to_be_visible()
+        note.fill(NOTE)
+        note.press("Enter")
+        expect(answer.get_by_role("status")).to_have_text("Thanks, note sent")
+        assert (turn_id, -1, NOTE) in [(f["turn_id"], f["rating"], f["note"]) for f in feedback_lines(store)]
+
+        # regenerate: a second answer appears, the first stays
+        answer.get_by_role("button", name="Regenerate answer").click()
+        answers = page.locator("article.answer")
+        expect(answers).to_have_count(2)
+        second = answers.nth(1)
+        expect(second).to_contain_text("regenerated answer")
+        expect(second).to_contain_text("Here is what I found")
+        expect(answers.first).to_contain_text("Here is what I found")
+        second_id = second.get_attribute("data-turn-id")
+        assert second_id and second_id != turn_id
+        turns = {t.turn_id: t for t in load_turns(store)}
+        assert turns[second_id].reroll_of == turn_id and turn_id in turns
+
+        # change of mind on the new answer: good, recorded
+        second.get_by_role("button", name="Good answer").click()
+        expect(second.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "true")
+        expect(second.get_by_role("status")).to_have_text("Thanks")
+        assert (second_id, 1) in [(f["turn_id"], f["rating"]) for f in feedback_lines(store)]
+
+        # ?token= works once and leaves the address bar
+        page2 = browser.new_page()
+        page2.goto(f"{url}/?token={TOKEN}")
+        expect(page2).to_have_url(url + "/")
+        assert page2.evaluate("sessionStorage.getItem('truffle.token')") == TOKEN
+        page2.close()
+        page.close()
+    assert errors == []

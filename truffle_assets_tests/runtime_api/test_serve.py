@@ -1,0 +1,99 @@
+"""`truffle serve`: refuses a public bind without a token; with no endpoint configured it runs the
+embedded llama.cpp server on a GGUF and stops it again on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from truffle_assets.llm_server import free_port
+from truffle_assets.runtime import RuntimeConfig
+from truffle_assets.runtime.serve import ServeError, add_serve_command, is_loopback, serve
+from truffle_assets.training.base_models import qwen_gguf
+
+ENV_ENDPOINT = ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY",
+                "TRUFFLE_API_TOKEN")
+RUN_SERVE = ("import argparse, sys; from truffle_assets.runtime.serve import add_serve_command; "
+             "p = argparse.ArgumentParser(prog='truffle'); add_serve_command(p.add_subparsers()); "
+             "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="truffle")
+    add_serve_command(p.add_subparsers(dest="command", required=True))
+    return p
+
+
+def test_public_bind_needs_a_token(monkeypatch, capsys):
+    monkeypatch.delenv("TRUFFLE_API_TOKEN", raising=False)
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.0.0.5")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4") and not is_loopback("my-laptop.lan")
+    with pytest.raises(ServeError, match="without a token"):
+        serve(RuntimeConfig(), host="0.0.0.0", port=free_port())
+    args = parser().parse_args(["serve", "--host", "0.0.0.0"])
+    assert (args.host, args.port, args.token) == ("0.0.0.0", 8800, None)
+    assert args.func(args) == 2
+    assert "refusing to serve on '0.0.0.0' without a token" in capsys.readouterr().err
+
+
+def _get(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, dict | str]:
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            body = r.read().decode()
+            return r.status, json.loads(body) if "json" in r.headers.get("content-type", "") else body
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode() or "{}")
+
+
+def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
+    gguf = qwen_gguf()
+    port, token = free_port(), "serve-token"
+    env = {k: v for k, v in os.environ.items() if k not in ENV_ENDPOINT} | {"HF_HUB_OFFLINE": "1",
+                                                                            "TRUFFLE_API_TOKEN": token}
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", RUN_SERVE, "serve", "--port", str(port), "--published",
+                                 str(tmp_path / "published"), "--store", str(tmp_path / "runtime"), "--gguf", str(gguf),
+                                 "--n-ctx", "1024"], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                if _get(base + "/", timeout=2)[0] == 200:
+                    break
+            except (urllib.error.URLError, OSError):
+                pass
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.25)
+        llama_url = re.search(r"model local at (http://127\.0\.0\.1:\d+/v1)", log.read_text()).group(1)
+        assert _get(f"{llama_url}/models")[0] == 200  # the embedded llama.cpp server is up
+        assert _get(f"{base}/v1/models")[0] == 401  # the token came from $TRUFFLE_API_TOKEN
+        status, models = _get(f"{base}/v1/models", token)
+        assert status == 200 and models["data"][0]["truffle"]["backend"] == "local"
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) in (0, 128 + signal.SIGTERM), log.read_text()[-3000:]
+        with pytest.raises((urllib.error.URLError, OSError)):
+            urllib.request.urlopen(f"{llama_url}/models", timeout=2)  # stopped with it
+    finally:
+        if proc.poll() is None:  # a failed assertion above: SIGTERM lets it stop its llama server too
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
