@@ -23,7 +23,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from truffle_assets.evals.cases import classification_cases, markdown_cases, toolcall_cases  # noqa: E402
+from truffle_assets.evals.cases import SUITE_VERSION, classification_cases, markdown_cases, toolcall_cases  # noqa: E402
 from truffle_assets.evals.report import write_report  # noqa: E402
 from truffle_assets.evals.runner import limit_cases, run_suites  # noqa: E402
 from truffle_assets.llm_server import LlamaServer  # noqa: E402
@@ -39,7 +39,16 @@ WORK = Path(__file__).resolve().parent / ".work" / "finetune"
 OBJECTIVES = ("toolcall", "markdown", "classification")
 
 
-def evaluate(gguf: Path, out: Path, temperatures: list[float], limits: dict[str, int | None], max_tokens: dict) -> dict:
+def evaluate(gguf: Path, out: Path, temperatures: list[float], limits: dict[str, int | None], max_tokens: dict,
+             reuse: bool = False) -> dict:
+    """Scores of one GGUF; with `reuse`, a summary from an earlier run with the same settings is kept
+    (the base model does not change between runs that vary the fine-tune)."""
+    settings = {"gguf": gguf.name, "size": gguf.stat().st_size, "temperatures": temperatures, "limits": limits,
+                "max_tokens": max_tokens, "suite_version": SUITE_VERSION}
+    cached = out / "summary.json"
+    if reuse and cached.exists() and json.loads(cached.read_text()).get("settings") == settings:
+        print(f"  {gguf.name}: reusing {cached}", flush=True)
+        return json.loads(cached.read_text())
     suites = {"toolcall": toolcall_cases(), "markdown": markdown_cases(), "classification": classification_cases()}
     suites = {name: limit_cases(cases, limits.get(name)) for name, cases in suites.items()}
     t0 = time.perf_counter()
@@ -50,7 +59,9 @@ def evaluate(gguf: Path, out: Path, temperatures: list[float], limits: dict[str,
     paths = write_report(results, out, meta={"gguf": gguf.name, "pack_version": PACK_VERSION})
     report = json.loads(Path(paths["json"]).read_text())
     stats.pop("cases", None)
-    return {"scores": report["scores"], "stats": stats, "wall_s": round(time.perf_counter() - t0, 1)}
+    summary = {"scores": report["scores"], "stats": stats, "wall_s": round(time.perf_counter() - t0, 1), "settings": settings}
+    cached.write_text(json.dumps(summary, indent=2, default=str))
+    return summary
 
 
 def _progress(name: str):
@@ -72,7 +83,8 @@ def main() -> None:
     ap.add_argument("--limit-classification", type=int, default=40)
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.0])
     ap.add_argument("--probes", type=int, default=8)
-    ap.add_argument("--fresh", action="store_true", help="retrain even if a finished run is cached")
+    ap.add_argument("--fresh", action="store_true", help="retrain and re-evaluate the base even if cached")
+    ap.add_argument("--grad-accum", type=int, default=1)
     args = ap.parse_args()
     t_all = time.perf_counter()
     WORK.mkdir(parents=True, exist_ok=True)
@@ -102,10 +114,11 @@ def main() -> None:
         f16.unlink()
         shutil.rmtree(merged_base)
 
-    run = WORK / "run"
+    run = WORK / f"run-s{args.max_steps}-lr{args.lr:g}-r{args.rank}-ga{args.grad_accum}"  # one folder per setting
     if args.fresh:
         shutil.rmtree(run, ignore_errors=True)
     params = LoraParams(rank=args.rank, alpha=2 * args.rank, learning_rate=args.lr, max_steps=args.max_steps,
+                        grad_accum=args.grad_accum,
                         seq_len=args.seq_len, target_modules=("q_proj", "k_proj", "v_proj", "o_proj",
                                                               "gate_proj", "up_proj", "down_proj"))
     result_path = run / "train_result.json"
@@ -133,7 +146,8 @@ def main() -> None:
     for name, gguf in (("base", base_gguf), ("tuned", Path(exp.selected_path))):
         limits = {"toolcall": args.limit_toolcall, "markdown": args.limit_markdown,
                   "classification": args.limit_classification}
-        scores[name] = evaluate(gguf, WORK / f"eval-{name}", args.temperatures, limits, max_tokens)
+        scores[name] = evaluate(gguf, WORK / f"eval-{name}", args.temperatures, limits, max_tokens,
+                                reuse=name == "base" and not args.fresh)
         print(f"{name}: evaluated in {scores[name]['wall_s']:.0f} s", flush=True)
 
     print()

@@ -285,6 +285,9 @@ class ChatService:
         return None
 
 
+EMBEDDED_BUDGET = {"profile": 1_000, "summaries": 1_500, "raw": 3_000, "dialogue": 1_500, "answer": 512}
+
+
 @contextlib.contextmanager
 def open_service(config: RuntimeConfig | None = None, *, n_ctx: int = 16_384, **server_kwargs) -> Iterator[ChatService]:
     """A ChatService on a live endpoint: the configured/env one, or an embedded llama.cpp server on
@@ -311,7 +314,10 @@ def open_service(config: RuntimeConfig | None = None, *, n_ctx: int = 16_384, **
     server_kwargs.setdefault("alias", ep.model or "local")
     with LlamaServer(gguf, n_ctx=n_ctx, **server_kwargs) as srv:
         cap = min(config.budget.cap, n_ctx)
-        budget = config.budget.model_copy(update={"cap": cap, "answer": min(config.budget.answer, cap // 4)})
+        # the 128K budget is for a 30B model behind an endpoint; a 0.5B model on two CPU cores reads
+        # ~70 tokens/s, so the embedded default keeps a turn to a few thousand tokens
+        small = {k: min(getattr(config.budget, k), v) for k, v in EMBEDDED_BUDGET.items()}
+        budget = config.budget.model_copy(update={**small, "cap": cap, "answer": min(small["answer"], cap // 4)})
         cfg = config.model_copy(update={
             "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf)}),
             "budget": budget})

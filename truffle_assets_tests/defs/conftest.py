@@ -26,7 +26,7 @@ from truffle_assets.defs.memory.assets import profile
 from truffle_assets.defs.partitions import chat_range_tags, chats
 from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS
 from truffle_assets.defs.resources import (
-    DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
+    DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource,
 )
 from truffle_assets.synth import write_corpus
 from truffle_assets_tests.fake_llm import FakeLLM
@@ -84,6 +84,9 @@ def make_resources(root: Path, exports: Path, llm: LLMResource | None = None, pu
         "llm": llm or LLMResource(cache_dir=str(root / "cache" / "llm")),
         "index": IndexResource(root=str(root / "index")),
         "published": PublishedResource(dir=str(published or root / "published")),
+        # not used by the memory chain; `defs.assets` as a whole needs it bound
+        "models": ModelsResource(root=str(root / "models"), datasets_dir=str(root / "training"),
+                                 runtime_dir=str(root / "runtime"), registry_dir=str(root / "registry")),
     }
 
 
