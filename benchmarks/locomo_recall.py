@@ -340,7 +340,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # skip interpreter teardown: DuckDB's bindings print leak noise after the last line
+    from benchmarks import exit_quietly
+
+    exit_quietly(main())
