@@ -1,5 +1,6 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either."""
+"""File helpers: atomic writes (a reader sees the old file or the new one, never half of either), hashes."""
 
+import hashlib
 import json
 import os
 import tempfile
@@ -24,3 +25,11 @@ def atomic_write(path: str | Path, data: bytes) -> None:
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     atomic_write(path, (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -8,11 +8,11 @@ passed through for users with hub access or a GPU.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import shutil
 from pathlib import Path
 
+from truffle_assets.files import sha256_file
 from truffle_assets.training.template import training_template
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -28,13 +28,6 @@ QWEN_PRE = "qwen2"  # llama.cpp pre-tokenizer of the Qwen2 family
 class BaseModelError(RuntimeError):
     pass
 
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def qwen_gguf(models_dir: Path = MODELS_DIR) -> Path:
@@ -54,7 +47,7 @@ def qwen_gguf(models_dir: Path = MODELS_DIR) -> Path:
         for p in parts:
             with open(p, "rb") as src:
                 shutil.copyfileobj(src, dst, 1 << 22)
-    digest = _sha256(tmp)
+    digest = sha256_file(tmp)
     if digest != QWEN_GGUF_SHA256:
         tmp.unlink()
         raise BaseModelError(f"assembled {out.name} has sha256 {digest}, expected {QWEN_GGUF_SHA256}: a part is corrupt or out of order")

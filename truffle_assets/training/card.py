@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from truffle_assets.training.gguf_export import sha256_file
+from truffle_assets.files import sha256_file
 
 # Energy is estimated, not metered: wall time × busy cores × an assumed per-core draw.
 WATTS_PER_CORE = 15.0

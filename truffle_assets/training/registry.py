@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from truffle_assets.files import atomic_write
+from truffle_assets.files import atomic_write, sha256_file
 
 DEFAULT_ROOT = Path("data/models/registry")
 KEY_ENV = "TRUFFLE_AUDIT_KEY"
@@ -80,13 +80,6 @@ def canonical(obj: Any) -> bytes:
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _append(path: Path, data: bytes) -> None:
@@ -193,7 +186,7 @@ class Registry:
             forced = not passed
             model = ActiveModel(run_id=run.name, gguf_path=str(gguf), modelfile_path=str(modelfile),
                                 eval_report_path=str(report), promoted_at=_now(),
-                                gguf_sha256=_sha256_file(gguf), forced=forced)
+                                gguf_sha256=sha256_file(gguf), forced=forced)
             self._record("promote", model, who, reason, forced, passed, current)
             return model
 

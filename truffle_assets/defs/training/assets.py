@@ -204,7 +204,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     description="The adapter folded into the base weights: a float32 safetensors master with the serving template.",
 )
 def merged_model(models: ModelsResource) -> dg.MaterializeResult:
-    from truffle_assets.training.gguf_export import sha256_file
+    from truffle_assets.files import sha256_file
     from truffle_assets.training.template import serving_template
     from truffle_assets.training.trainer import merge
 
@@ -251,7 +251,7 @@ def probe_prompts(sft_dir: Path, n: int) -> tuple[list[list[dict]], list[dict]]:
 )
 def gguf_model(config: GGUFConfig, models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.training.artifacts import export_gguf
-    from truffle_assets.training.gguf_export import sha256_file
+    from truffle_assets.files import sha256_file
 
     run_dir = models.candidate_dir()
     base = json.loads((run_dir / "base.json").read_text())
