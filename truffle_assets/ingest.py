@@ -17,7 +17,7 @@ import polars as pl
 from truffle_assets.ids import chat_id_for, content_hash, day_digest, message_ids
 from truffle_assets.parsing import parse_export, read_export
 from truffle_assets.parsing.kinds import DELETED
-from truffle_assets.parsing.source import file_sha256
+from truffle_assets.files import sha256_file
 
 EXPORT_SUFFIXES = (".txt", ".zip")
 
@@ -91,7 +91,7 @@ def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatL
 
 def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
     """Authors of one export (message counts, and who 'You deleted' marks as the exporter), cached by file hash."""
-    cache = cache_dir / f"{file_sha256(path)}.json" if cache_dir else None
+    cache = cache_dir / f"{sha256_file(path)}.json" if cache_dir else None
     if cache is not None and cache.exists():  # a hit costs a hash, not a decode and parse
         return json.loads(cache.read_text())
     entries = parse_export(read_export(path)).entries

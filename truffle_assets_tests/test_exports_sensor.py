@@ -12,7 +12,7 @@ from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.ingest import contiguous_ranges
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.parsing.source import file_sha256
+from truffle_assets.files import sha256_file
 from truffle_assets_tests.conftest import write_export
 
 
@@ -53,7 +53,7 @@ def test_new_export_registers_chat_and_requests_whole_history(instance, workdir,
     assert [r.partition_keys for r in result.dynamic_partitions_requests] == [["alice"]]
     # one single-run backfill covering every day, the silent 3 March included
     assert ranges(result) == [("alice|2023-03-01", "alice|2023-03-04")]
-    assert json.loads(result.cursor)["files"] == {str(alice_export): file_sha256(alice_export)}
+    assert json.loads(result.cursor)["files"] == {str(alice_export): sha256_file(alice_export)}
 
 
 def test_unchanged_file_requests_nothing_and_ticks_are_safe_to_repeat(instance, workdir, alice_export):

@@ -7,11 +7,12 @@ path-traversal names and decompression bombs are refused before they can do harm
 from __future__ import annotations
 
 import codecs
-import hashlib
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from truffle_assets.files import sha256_file
 
 MAX_TEXT_BYTES = 512 * 1024 * 1024  # a decoded chat larger than this is not a chat
 MAX_ZIP_RATIO = 100  # WhatsApp text compresses ~5-10x; 100x+ is a bomb
@@ -43,19 +44,11 @@ class ExportText:
         return f"{self.path}!{self.member}" if self.member else self.path
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_export(path: str | Path) -> ExportText:
     path = Path(path)
     if not path.is_file():
         raise ExportError(path, "no such file")
-    digest = file_sha256(path)
+    digest = sha256_file(path)
     if zipfile.is_zipfile(path):
         member, data = _read_zip_chat(path)
     else:

@@ -11,7 +11,7 @@ from dagster._core.errors import DagsterInvalidPropertyError
 from truffle_assets.defs.partitions import chat_days, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.ingest import load_chat
-from truffle_assets.parsing.source import file_sha256
+from truffle_assets.files import sha256_file
 from truffle_assets.pii import redact_text
 from truffle_assets.store import replace_days
 
@@ -24,7 +24,7 @@ MAX_QUARANTINE_SHARE = 0.01  # more than 1% unreadable lines means the parser mi
 )
 def whatsapp_exports(exports: ExportsResource) -> dg.ObserveResult:
     chats = exports.chats()
-    files = sorted((str(p), file_sha256(p)) for paths in chats.values() for p in paths)
+    files = sorted((str(p), sha256_file(p)) for paths in chats.values() for p in paths)
     version = hashlib.sha256("\n".join(f"{p}\t{h}" for p, h in files).encode()).hexdigest()[:16]
     return dg.ObserveResult(
         data_version=dg.DataVersion(version),

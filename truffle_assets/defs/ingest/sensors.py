@@ -17,7 +17,7 @@ from truffle_assets.defs.resources import ExportsResource
 from truffle_assets.ids import day_digest
 from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
 from truffle_assets.parsing import ExportError
-from truffle_assets.parsing.source import file_sha256
+from truffle_assets.files import sha256_file
 
 
 def plan_runs(chat: str, changed: list[date], digests: dict[str, str]) -> list[dg.RunRequest]:
@@ -44,7 +44,7 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
     runs: list[dg.RunRequest] = []
     unreadable: list[str] = []
     for chat, paths in sorted(exports.chats().items()):
-        hashes = {str(p): file_sha256(p) for p in paths}
+        hashes = {str(p): sha256_file(p) for p in paths}
         if chat in known and all(files.get(p) == h for p, h in hashes.items()):
             continue
         try:
