@@ -13,15 +13,19 @@ below on one chat for the record. Then, in the same process, the exact texts the
 
 Throughput is corpus tokens (chars/4 of the decoded chat text, as the generator counts) per second of
 wall time. Last line: `ingest_tokens_per_s=<a> embed_only_tokens_per_s=<b> ratio=<a/b> peak_rss_mb=<m>`.
+
+The memory it builds is kept where `runtime_bench.py` looks for it (benchmarks/.work/runtime/
+mem-t<tokens>-c<chats>-s<seed>/, stamped like that script's own build), so the 5M-token memory is
+embedded once for both benchmarks; `--discard` deletes it instead.
 """
 
 import argparse
+import json
 import inspect
 import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -33,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 import dagster as dg  # noqa: E402
 import lancedb  # noqa: E402
 
-from benchmarks.corpus import WORK, corpus  # noqa: E402
+from benchmarks import exit_quietly, runtime_bench  # noqa: E402
+from benchmarks.corpus import corpus  # noqa: E402
 from truffle_assets import store  # noqa: E402
 from truffle_assets.defs.memory.assets import profile  # noqa: E402
 from truffle_assets.defs.partitions import chat_day_key, chat_range_tags, within_partitions  # noqa: E402
@@ -63,11 +68,14 @@ def main() -> None:
     ap.add_argument("--chats", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dagster-days", type=int, default=30, help="days of one chat materialized for real")
+    ap.add_argument("--discard", action="store_true", help="delete the built memory instead of keeping it for runtime_bench")
     args = ap.parse_args()
 
     exports, truth, _ = corpus(args.tokens, args.chats, args.seed)
     tokens = truth["approx_tokens"]  # characters / 4 over the decoded chat text
-    out = Path(tempfile.mkdtemp(prefix="ingest-bench-", dir=WORK))
+    out = runtime_bench.mem_dir(runtime_bench.WORK, args.tokens, args.chats, args.seed)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
     res = {
         "exports": ExportsResource(exports_dir=str(exports), cache_dir=str(out / "cache"), user_name=truth["user"]),
         "duckdb": DuckDBStore(path=str(out / "memory.duckdb")),
@@ -140,10 +148,20 @@ def main() -> None:
     print(f"peak RSS after pipeline: {pipeline_rss:.0f} MB; after embedding alone: {peak_rss_mb():.0f} MB")
     print(f"real Dagster run of {chat} over {n_days} partitions × {len(CHAT_DAY_ASSETS)} assets: {dagster_s:.1f}s "
           f"({dagster_s / max(n_days, 1) / len(CHAT_DAY_ASSETS) * 1000:.0f} ms per partition per asset, success={run.success})")
-    shutil.rmtree(out, ignore_errors=True)
+    for extra in ("dagster-check.duckdb", "dagster-check-index", "dagster-check-published"):
+        p = out / extra
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+    if args.discard:
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        info = {"stamp": runtime_bench.built_stamp(args.tokens, args.chats, args.seed), "corpus": str(exports),
+                "ingest_s": round(pipeline_s, 1), "built_by": "benchmarks/ingest_bench.py (direct asset invocation)"}
+        (out / ".built.json").write_text(json.dumps(info, indent=1))
+        print(f"memory kept for runtime_bench.py: {out}")
     a, b = tokens / pipeline_s, tokens / embed_s
     print(f"ingest_tokens_per_s={a:.0f} embed_only_tokens_per_s={b:.0f} ratio={a / b:.2f} peak_rss_mb={pipeline_rss:.0f}")
 
 
 if __name__ == "__main__":
     main()
+    exit_quietly(0)

@@ -64,6 +64,10 @@ def test_refresh_publish_and_pinned_reader(tmp_path, embedder):
     info = idx.refresh_indexes()
     assert info[RAW_TABLE]["fts_column"] == "passage" and not info[RAW_TABLE]["vector_index"]
     assert any(i.index_type == "FTS" for i in idx.table(RAW_TABLE).list_indices())
+    btrees = {(name, tuple(i.columns)) for name in (RAW_TABLE, SUMMARY_TABLE)
+              for i in idx.table(name).list_indices() if i.index_type == "BTree"}
+    assert btrees == {(RAW_TABLE, ("message_id",)), (RAW_TABLE, ("episode_id",)), (SUMMARY_TABLE, ("episode_id",))}
+    assert idx.table(RAW_TABLE).search().where("message_id IN ('a1', 'b1')").limit(None).to_arrow().num_rows == 2
     pointer = idx.publish()
     on_disk = json.loads((tmp_path / "idx" / "latest.json").read_text())
     assert on_disk["tables"] == pointer["tables"] and on_disk["rows"] == {RAW_TABLE: 8, SUMMARY_TABLE: 1}
