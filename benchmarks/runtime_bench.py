@@ -245,14 +245,14 @@ def indexed_messages(pointer: Path, with_vectors: bool = False) -> tuple[list[tu
         return [], ([] if with_vectors else None)
     cols = ["message_id", "author", "text", "ts"] + (["passage", "vector"] if with_vectors else [])
     t = tbl.search().select(cols).limit(None).to_arrow()
-    order = sorted(range(t.num_rows), key=lambda i: (t["ts"][i].as_py(), t["message_id"][i].as_py()))
-    mids, authors, texts = t["message_id"].to_pylist(), t["author"].to_pylist(), t["text"].to_pylist()
+    mids, authors, texts, tss = (t[c].to_pylist() for c in ("message_id", "author", "text", "ts"))
+    order = sorted(range(t.num_rows), key=lambda i: (tss[i], mids[i]))
     items = [(mids[i], f"{authors[i] or 'Unknown'}: {texts[i] or ''}") for i in order]
     if not with_vectors:
         return items, None
     passages = t["passage"].to_pylist()
     vecs = t["vector"].to_numpy(zero_copy_only=False)
-    vectors = [list(map(float, vecs[i])) if passages[i] == text else None for i, (_, text) in zip(order, items)]
+    vectors = [vecs[i] if passages[i] == text else None for i, (_, text) in zip(order, items)]  # rows of one array
     return items, vectors
 
 
@@ -286,6 +286,7 @@ def mem0_bulk_add(memory, items: list[tuple[str, str]], user_id: str, batch: int
         if todo:
             for j, v in zip(todo, memory.embedding_model.embed_batch([chunk[j][1] for j in todo], "add")):
                 vectors[j] = v
+        vectors = [v.tolist() if hasattr(v, "tolist") else v for v in vectors]
         now = datetime.now(timezone.utc).isoformat()
         memory.vector_store.insert(vectors=vectors, ids=[str(uuid.uuid4()) for _ in chunk],
                                    payloads=[mem0_payload(t, mid, user_id, now) for mid, t in chunk])

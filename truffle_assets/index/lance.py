@@ -38,7 +38,7 @@ RAW_TABLE = "raw_episodes_index"
 SUMMARY_TABLE = "episodic_summaries"
 TABLES = (RAW_TABLE, SUMMARY_TABLE)
 SCALAR_KEYS = {RAW_TABLE: ("message_id", "episode_id"), SUMMARY_TABLE: ("episode_id",)}
-VECTOR_INDEX_MIN_ROWS = 50_000  # below this, brute-force cosine over a few MB is faster than IVF
+VECTOR_INDEX_MIN_ROWS = 10_000  # flat search costs ~1.7 ms per 1K rows here (53 ms at 30K); IVF-SQ ~25 ms at 300K
 POINTER_NAME = "latest.json"
 
 # Message kinds that carry words worth retrieving; media/deleted/system/call rows carry none.

@@ -101,7 +101,7 @@ def _search(tbl, query: Any, limit: int, where: str | None, cols: list[str], fts
     if where:
         q = q.where(where, prefilter=True)
     try:
-        return q.select(cols + [score_col]).limit(limit).to_list()
+        return _rows(q.select(cols + [score_col]).limit(limit).to_arrow())
     except Exception as exc:  # no FTS index and no rows yet, etc.: a missing signal, not an error
         if fts_col is None:
             raise
@@ -111,7 +111,22 @@ def _search(tbl, query: Any, limit: int, where: str | None, cols: list[str], fts
 
 
 def _fetch(tbl, where: str, cols: list[str]) -> list[dict]:
-    return tbl.search().where(where).select(cols).limit(None).to_list()
+    return _rows(tbl.search().where(where).select(cols).limit(None).to_arrow())
+
+
+def _rows(t) -> list[dict]:
+    """Arrow rows as dicts, with `vector` as a row of one float32 matrix: `to_list()` builds a Python
+    float per dimension, which at a few thousand candidates costs more than the search itself."""
+    names = [c for c in t.column_names if c != "vector"]
+    cols = [t[c].to_pylist() for c in names]
+    out = [dict(zip(names, vals)) for vals in zip(*cols)] if names else [{} for _ in range(t.num_rows)]
+    if "vector" in t.column_names and t.num_rows:
+        arr = t["vector"].combine_chunks()
+        dim = arr.type.list_size
+        matrix = arr.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(-1, dim)
+        for r, v in zip(out, matrix):
+            r["vector"] = v
+    return out
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
