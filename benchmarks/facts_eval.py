@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/facts_eval.py --tokens 40000 --chats 4
 
 Pipeline, as the memory build runs it: every message of every export (load_chat) -> PII redaction
-(`truffle_assets.pii.redact_messages`) -> Rosetta normalization (`truffle_assets.rosetta.normalize_messages`)
+(`truffle_assets.pii.redact_messages`) -> Rosetta normalization (`truffle_assets.memory.rosetta.normalize_messages`)
 -> `extract_claims` -> `consolidate`. Facts are read from normalized, redacted text only.
 
 Matching rule (a predicted fact matches a ground-truth fact when all hold):
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
-from truffle_assets.facts import compatible, consolidate, extract_claims, value_tokens  # noqa: E402
-from truffle_assets.ingest import load_chat, scan_exports  # noqa: E402
+from truffle_assets.memory.facts import compatible, consolidate, extract_claims, value_tokens  # noqa: E402
+from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
 
 USER = "Arjun Mehta"
@@ -66,7 +66,7 @@ def normalized_messages(messages: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """The extractor's input: messages with normalized_text from redact -> normalize."""
     try:
         from truffle_assets.pii import redact_messages
-        from truffle_assets.rosetta import normalize_messages
+        from truffle_assets.memory.rosetta import normalize_messages
     except ImportError:  # FALLBACK while pii/rosetta are not importable: raw text stands in (never in production)
         return messages.with_columns(normalized_text=pl.col("raw_text")), "FALLBACK raw_text (pii/rosetta missing)"
     pii = redact_messages(messages)

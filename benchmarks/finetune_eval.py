@@ -27,13 +27,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from truffle_assets.evals.cases import SUITE_VERSION, classification_cases, markdown_cases, toolcall_cases  # noqa: E402
 from truffle_assets.evals.report import write_report  # noqa: E402
 from truffle_assets.evals.runner import limit_cases, run_suites  # noqa: E402
-from truffle_assets.llm_server import LlamaServer  # noqa: E402
+from truffle_assets.llm.server import LlamaServer  # noqa: E402
 from truffle_assets.training import gguf_export  # noqa: E402
 from truffle_assets.training.artifacts import export_gguf  # noqa: E402
 from truffle_assets.training.base_models import resolve_base  # noqa: E402
 from truffle_assets.training.datasets import build_datasets, read_jsonl, write_dataset  # noqa: E402
 from truffle_assets.training.pack import PACK_VERSION, generate_pack  # noqa: E402
-from truffle_assets.training.template import serving_template  # noqa: E402
+from truffle_assets.chat_format.template import serving_template  # noqa: E402
 from truffle_assets.training.trainer import LoraParams, merge, train  # noqa: E402
 
 WORK = Path(__file__).resolve().parent / ".work" / "finetune"

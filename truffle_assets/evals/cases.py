@@ -25,7 +25,8 @@ import hashlib
 import json
 from datetime import date
 
-from truffle_assets.training.pack import PACK_DIR, context_block, system_prompt
+from truffle_assets.chat_format.prompt import context_block, system_prompt
+from truffle_assets.training.pack import PACK_DIR
 
 SUITE_VERSION = 1
 OBJECTIVES = ("toolcall", "markdown", "classification", "privacy")

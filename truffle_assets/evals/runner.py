@@ -168,7 +168,7 @@ def evaluate_gguf(gguf_path: str | Path, out_dir: str | Path, secrets: list[dict
     `out_dir` (+ `llama-server.log`). Returns `{"paths", "scores", "gate", "passed", "stats"}`;
     `scores` is report.json's per-temperature summary, `stats` the runner's (without per-case rows,
     which stay in the returned `case_stats`)."""
-    from truffle_assets.llm_server import DEFAULT_ALIAS, LlamaServer
+    from truffle_assets.llm.server import DEFAULT_ALIAS, LlamaServer
 
     gguf, out = Path(gguf_path), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from truffle_assets.evals.markdown import check_markdown
-from truffle_assets.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
+from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 
 OBJECTIVES = ("toolcall", "markdown", "classification", "privacy")
 

@@ -17,12 +17,13 @@ import os
 import sys
 from collections.abc import Callable
 
-from truffle_assets.runtime.config import DATA_DIR, RuntimeConfig
+from truffle_assets import paths
+from truffle_assets.runtime.config import RuntimeConfig
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--published", default=None, help=f"published memory dir (default {DATA_DIR / 'published'})")
-    p.add_argument("--store", default=None, help=f"runtime store dir (default {DATA_DIR / 'runtime'})")
+    p.add_argument("--published", default=None, help=f"published memory dir (default {paths.published_dir()})")
+    p.add_argument("--store", default=None, help=f"runtime store dir (default {paths.runtime_dir()})")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: env, else embedded)")
     p.add_argument("--model", default=None)
     p.add_argument("--api-key", default=None)

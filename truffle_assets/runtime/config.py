@@ -1,8 +1,8 @@
 """`RuntimeConfig`: everything the chat runtime needs, as one validated object (no dagster import).
 
-Paths default to the project's `data/` tree: the pipeline publishes into `data/published/`
-(latest.json, profile.json, facts.json) and the runtime appends its own store under
-`data/runtime/`. Token budgets are per section of the prompt and every one is enforced in
+Paths default to the data root (`paths.data_root()`: `$TRUFFLE_HOME` or the repo's `data/`): the
+pipeline publishes into `published/` (latest.json, profile.json, facts.json) and the runtime
+appends its own store under `runtime/`. Token budgets are per section of the prompt and every one is enforced in
 `graph.compose_context`; `cap` is a hard ceiling on prompt + reserved answer tokens.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = PROJECT_ROOT / "data"
+from truffle_assets import paths
+
 SECTIONS = ("system", "profile", "summaries", "raw", "dialogue", "answer")
 
 
@@ -62,9 +62,9 @@ class Policy(BaseModel):
 class RuntimeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    published_dir: Path = DATA_DIR / "published"
-    store_dir: Path = DATA_DIR / "runtime"
-    registry_dir: Path = DATA_DIR / "models" / "registry"
+    published_dir: Path = Field(default_factory=paths.published_dir)
+    store_dir: Path = Field(default_factory=paths.runtime_dir)
+    registry_dir: Path = Field(default_factory=paths.registry_dir)
     budget: Budget = Field(default_factory=Budget)
     max_recalls: int = Field(2, ge=1, le=3)
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig)

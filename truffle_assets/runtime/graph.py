@@ -13,7 +13,7 @@
   searches summaries first and expands the best into their messages) and keeps the summary hits;
   `retrieve_raw` turns its message hits into the evidence pool.
 * `compose_context` builds the prompt in the layout training and evals use
-  (`training.pack.context_block`): the system prompt, then a second system message with today's
+  (`chat_format.prompt.context_block`): the system prompt, then a second system message with today's
   date, notes (data-not-instructions rule, freshness per chat, recall notes, profile, summaries)
   and `Retrieved messages:` + `[msg:<id>] <author>: <text>` lines. Every section is fitted to its
   token budget with the served model's tokenizer, dropping the lowest-priority entries first
@@ -48,8 +48,8 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import Budget
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, system_prompt, text
 from truffle_assets.runtime.tokens import TokenCounter
-from truffle_assets.toolcalls import looks_like_tool_call, parse_tool_calls
-from truffle_assets.training.pack import context_block
+from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
+from truffle_assets.chat_format.prompt import context_block
 
 MAX_CALLS_PER_RECALL = 3
 MAX_GET_MESSAGES = 20

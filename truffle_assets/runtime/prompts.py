@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from truffle_assets.llm import PROMPTS_DIR
-from truffle_assets.training.template import system_prompt, template_version
+from truffle_assets.paths import PROMPTS_DIR
+from truffle_assets.chat_format.prompt import system_prompt
+from truffle_assets.chat_format.template import template_version
 
 RUNTIME_TEXTS = PROMPTS_DIR / "runtime_answer.md"
 _SECTION = re.compile(r"^## (\w+)\s*$", re.M)

@@ -4,8 +4,8 @@
 
 The model endpoint is resolved by `llm_server.resolve_endpoint` (the config's endpoint, then
 `TRUFFLE_LLM_BASE_URL` / `OPENROUTER_API_KEY`). When none is configured it is embedded: a
-`LlamaServer` is started on the active fine-tuned model (`data/models/registry/active.json`) or,
-before any promotion, on the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
+`LlamaServer` is started on `llm.gguf.served_gguf()`: the active fine-tuned model or, before any
+promotion, the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
 (Ctrl-C / SIGTERM included). A host other than loopback is refused without a bearer token.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import os
 import signal
 import sys
@@ -21,22 +20,14 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from truffle_assets import llm_server
+from truffle_assets.llm import server as llm_server
+from truffle_assets.net import is_loopback
 
 TOKEN_ENV = "TRUFFLE_API_TOKEN"
 
 
 class ServeError(RuntimeError):
     pass
-
-
-def is_loopback(host: str) -> bool:
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a hostname or 0.0.0.0 / :: : reachable from elsewhere
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -75,10 +66,11 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
 
     check_bind(host, token)
     with _terminate_as_exit():
-        if llm_server.resolve_endpoint(config.endpoint.base_url, config.endpoint.model, config.endpoint.api_key,
-                                       config.endpoint.gguf).embedded:
+        ep = config.endpoint
+        endpoint = llm_server.resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
+        if endpoint.embedded:
             print("starting the embedded llama.cpp server …", file=sys.stderr, flush=True)
-        with open_service(config, n_ctx=n_ctx) as service:
+        with open_service(config, endpoint=endpoint, n_ctx=n_ctx) as service:
             ep = service.endpoint
             print(f"truffle: http://{host}:{port}/  (model {ep.model} at {ep.base_url})", file=sys.stderr, flush=True)
             uvicorn.run(create_app(service, token=token), host=host, port=port, log_level=log_level)

@@ -5,7 +5,7 @@
     turn.answer, turn.citations, turn.tokens, turn.fallback
 
 A turn runs the LangGraph in `graph.py`, then is appended to the runtime store
-(`training/sources.write_turn`: metadata when `transcripts` is on, prompt messages + answer only
+(`feedback.turns.write_turn`: metadata when `transcripts` is on, prompt messages + answer only
 when `content` is on too) — a store failure is logged in the trace, never raised. The service
 reads only published files (latest.json → LanceDB, profile.json, facts.json) and never opens the
 pipeline's DuckDB file.
@@ -23,10 +23,11 @@ from collections.abc import Iterator
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from pydantic import BaseModel, Field
 
+from truffle_assets.llm.server import Endpoint, resolve_endpoint
+from truffle_assets.net import url_is_loopback
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
 from truffle_assets.runtime.graph import Context, InputState, fetch_messages, graph, load_facts, read_json_cached
@@ -57,18 +58,13 @@ class TurnResult(BaseModel):
     sources: list[dict] = Field(default_factory=list)    # cited messages: message_id, chat_id, ts, author, text, uncertain
 
 
-def _is_loopback(url: str | None) -> bool:
-    host = (urlparse(url).hostname or "") if url else ""
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-
-
 class ChatService:
-    def __init__(self, config: RuntimeConfig | None = None, *, counter: TokenCounter | None = None) -> None:
+    def __init__(self, config: RuntimeConfig | None = None, *, counter: TokenCounter | None = None,
+                 endpoint: Endpoint | None = None) -> None:
         self.config = config or RuntimeConfig()
-        from truffle_assets.llm_server import resolve_endpoint
-
         ep = self.config.endpoint
-        self.endpoint = resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
+        # `open_service` passes the endpoint it already resolved (and started): resolved once per serve
+        self.endpoint = endpoint or resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
         self._counter = counter
         self._counter_lock = threading.Lock()
         self._turns: OrderedDict[str, dict] = OrderedDict()
@@ -87,16 +83,15 @@ class ChatService:
             return cfg.tokenizer, None
         if cfg.endpoint.gguf or self.endpoint.gguf:
             return str(cfg.endpoint.gguf or self.endpoint.gguf), None
-        local = self.endpoint.base_url is None or _is_loopback(self.endpoint.base_url)
-        if local and (Path(cfg.registry_dir) / "active.json").is_file():
-            with contextlib.suppress(Exception):
-                from truffle_assets.training.registry import Registry
+        from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
-                active = Registry(cfg.registry_dir).active()
-                if active is not None and Path(active.gguf_path).is_file():
-                    return active.gguf_path, None
-        from truffle_assets.training.base_models import qwen_gguf
-
+        local = self.endpoint.base_url is None or url_is_loopback(self.endpoint.base_url)
+        if local:
+            active = None
+            with contextlib.suppress(Exception):  # an unreadable registry falls back to the base tokenizer
+                active = active_gguf(cfg.registry_dir)
+            if active and Path(active).is_file():
+                return active, None
         return str(qwen_gguf()), (None if local and self.endpoint.embedded else self.endpoint.model)
 
     @property
@@ -183,7 +178,7 @@ class ChatService:
         """Append a rating (-1, 0, 1) for a turn; False when the feedback toggle is off."""
         if not self.config.feedback:
             return False
-        from truffle_assets.training.sources import append_feedback
+        from truffle_assets.feedback.turns import append_feedback
 
         append_feedback(self.config.store_dir, turn_id, rating, privacy.redact_data(note))
         return True
@@ -223,7 +218,7 @@ class ChatService:
     # ---- store ----------------------------------------------------------------------------------------
     def prune(self, now: datetime | date | None = None) -> list[Path]:
         """Delete store day files older than `retention_days` (turns, content, feedback)."""
-        from truffle_assets.training.sources import STREAMS
+        from truffle_assets.feedback.turns import STREAMS
 
         now = now or datetime.now(timezone.utc)
         today = now.date() if isinstance(now, datetime) else now
@@ -245,7 +240,7 @@ class ChatService:
         cfg = self.config
         if not cfg.transcripts:
             return
-        from truffle_assets.training.sources import write_turn
+        from truffle_assets.feedback.turns import write_turn
 
         try:
             prompt = out.get("prompt") or [{"role": "system", "content": system_prompt()}, *messages[-1:]]
@@ -276,7 +271,7 @@ class ChatService:
         if not (self.config.transcripts and self.config.content):
             return None
         # an earlier process's turn: its stored (redacted) prompt ends with the dialogue it answered
-        from truffle_assets.training.sources import load_turns
+        from truffle_assets.feedback.turns import load_turns
 
         for t in reversed(load_turns(self.config.store_dir)):
             if t.turn_id == turn_id and t.messages:
@@ -289,28 +284,21 @@ EMBEDDED_BUDGET = {"profile": 1_000, "summaries": 1_500, "raw": 3_000, "dialogue
 
 
 @contextlib.contextmanager
-def open_service(config: RuntimeConfig | None = None, *, n_ctx: int = 16_384, **server_kwargs) -> Iterator[ChatService]:
+def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | None = None, n_ctx: int = 16_384,
+                 **server_kwargs) -> Iterator[ChatService]:
     """A ChatService on a live endpoint: the configured/env one, or an embedded llama.cpp server on
     `endpoint.gguf`, else the registry's active model, else the Qwen2.5-Coder-0.5B GGUF (stopped on
     exit). With an embedded server the budget cap is clamped to its context (`n_ctx`)."""
-    from truffle_assets.llm_server import LlamaServer, resolve_endpoint
+    from truffle_assets.llm.gguf import served_gguf
+    from truffle_assets.llm.server import LlamaServer
 
     config = config or RuntimeConfig.from_env()
     ep = config.endpoint
-    resolved = resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
+    resolved = endpoint or resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
     if not resolved.embedded:
-        yield ChatService(config)
+        yield ChatService(config, endpoint=resolved)
         return
-    gguf = ep.gguf
-    if not gguf and (Path(config.registry_dir) / "active.json").is_file():
-        from truffle_assets.training.registry import Registry
-
-        active = Registry(config.registry_dir).active()
-        gguf = active.gguf_path if active else None
-    if not gguf:
-        from truffle_assets.training.base_models import qwen_gguf
-
-        gguf = str(qwen_gguf())
+    gguf = served_gguf(ep.gguf, config.registry_dir)
     server_kwargs.setdefault("alias", ep.model or "local")
     with LlamaServer(gguf, n_ctx=n_ctx, **server_kwargs) as srv:
         cap = min(config.budget.cap, n_ctx)
@@ -321,4 +309,4 @@ def open_service(config: RuntimeConfig | None = None, *, n_ctx: int = 16_384, **
         cfg = config.model_copy(update={
             "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf)}),
             "budget": budget})
-        yield ChatService(cfg)
+        yield ChatService(cfg, endpoint=srv.endpoint())

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from truffle_assets.toolcalls import parse_tool_calls
+from truffle_assets.chat_format.toolcalls import parse_tool_calls
 from truffle_assets.training import gguf_export
 
 QUANT_ORDER = ("q4_k_m", "q8_0", "f16")  # smallest first

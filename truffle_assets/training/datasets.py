@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from truffle_assets.training.schemas import SCHEMA_VERSION, DPORow, SFTRow, row_id, split_for
-from truffle_assets.training.sources import Turn
+from truffle_assets.feedback.turns import Turn
 
 DROPPED_PRINCIPALS = frozenset({"redacted", "denied"})
 SPLITS = ("train", "eval")

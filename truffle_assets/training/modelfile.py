@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from truffle_assets.training.template import go_template, stop_tokens
+from truffle_assets.chat_format.template import go_template, stop_tokens
 
 NUM_CTX = 16384
 # Qwen2.5-Instruct's own generation_config.json values

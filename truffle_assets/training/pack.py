@@ -6,7 +6,7 @@ schemas of `schemas.py`. Kinds: `toolcall`, `grounded_answer`, `write_refusal`, 
 `privacy_refusal`, `question_card` (see docs/training_contracts.md and the files' `_doc`).
 
 Every prompt is `[system prompt, optional context message, user]`. The context message is a second
-`system` message built by `context_block()` — today's date, retrieved messages as
+`system` message built by `chat_format.prompt.context_block()` — today's date, retrieved messages as
 `[msg:<id>] <author>: <text>` and free notes — the same format the eval suites use, so the model is
 trained and judged on one layout. Example `n` of a kind draws from its own RNG seeded with
 (seed, kind, n): changing one kind's size never reshuffles another kind. DPO rows reuse the SFT
@@ -24,17 +24,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from truffle_assets.chat_format.prompt import chat_prompt, context_block, system_prompt
+from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.synth.checksums import luhn_check_digit
-from truffle_assets.toolcalls import ToolCall, format_tool_calls
+from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
 GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes from the same templates
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 PACK_DIR = PROMPTS_DIR / "pack"
-SYSTEM_PROMPT_PATH = PROMPTS_DIR / "system_chat.md"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
 DEFAULT_SIZES = {"toolcall": 120, "grounded_answer": 90, "write_refusal": 40, "memory_type": 60,
@@ -51,39 +50,6 @@ def _pack_version() -> str:
 PACK_VERSION = _pack_version()
 
 
-def system_prompt() -> str:
-    """The chat system prompt every training row and eval case starts with, read when needed."""
-    try:
-        return SYSTEM_PROMPT_PATH.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{SYSTEM_PROMPT_PATH} is missing: it holds the chat system prompt that every training row "
-            "and eval case starts with") from None
-
-
-def context_block(messages: Sequence[tuple[str, str, str]] | None = None, today: date | None = None,
-                  notes: Sequence[str] = ()) -> str:
-    """The context message: today's date, notes, and retrieved messages (`[]` = retrieval found none)."""
-    lines = []
-    if today is not None:
-        lines.append(f"Today is {today:%A}, {today.isoformat()}.")
-    lines += [n for n in notes if n]
-    if messages is not None:
-        lines.append("Retrieved messages:" if messages else "Retrieved messages: none")
-        lines += [f"[msg:{mid}] {author}: {text}" for mid, author, text in messages]
-    return "\n".join(lines)
-
-
-def chat_prompt(system: str, user: str, context: str | None = None) -> list[dict[str, str]]:
-    msgs = [{"role": "system", "content": system}]
-    if context:
-        msgs.append({"role": "system", "content": context})
-    return msgs + [{"role": "user", "content": user}]
-
-
-# ---- templates and slots ----------------------------------------------------------------------
-
-@cache
 def _templates(name: str) -> dict:
     return json.loads((PACK_DIR / f"{name}.json").read_text(encoding="utf-8"))
 

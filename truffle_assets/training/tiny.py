@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from truffle_assets.training.template import training_template
+from truffle_assets.chat_format.template import training_template
 
 IM_START, IM_END, ENDOFTEXT = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 # A new vocabulary has a pre-tokenizer hash convert_hf_to_gguf does not know, so the exporter must

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from truffle_assets.training.datasets import check_manifest, read_jsonl
-from truffle_assets.training.template import training_template
+from truffle_assets.chat_format.template import training_template
 
 Backend = Literal["trl", "unsloth"]
 Progress = Callable[[int, int, float], None]  # (step, max steps, loss)

@@ -7,7 +7,7 @@ import dagster as dg
 from truffle_assets.defs.feedback.assets import feedback, transcripts
 from truffle_assets.defs.feedback.sensors import rated_turns_sensor
 from truffle_assets.defs.resources import ModelsResource
-from truffle_assets.training.sources import append_feedback, write_turn
+from truffle_assets.feedback.turns import append_feedback, write_turn
 
 DAY = "2026-11-20"
 SYSTEM = {"role": "system", "content": "memory"}

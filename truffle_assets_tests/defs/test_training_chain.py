@@ -11,7 +11,7 @@ from truffle_assets.cli import main as truffle
 from truffle_assets.defs.registry.jobs import promote_model, rollback_model
 from truffle_assets.defs.resources import ExportsResource, ModelsResource
 from truffle_assets.definitions import TRAINING_CHAIN
-from truffle_assets.training.sources import append_feedback, write_turn
+from truffle_assets.feedback.turns import append_feedback, write_turn
 
 pytest.importorskip("llama_cpp")
 

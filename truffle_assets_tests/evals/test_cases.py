@@ -4,8 +4,9 @@ from collections import Counter
 import pytest
 
 from truffle_assets.evals import cases as C
-from truffle_assets.toolcalls import READ_TOOLS
-from truffle_assets.training.pack import PACK_DIR, generate_pack, system_prompt
+from truffle_assets.chat_format.toolcalls import READ_TOOLS
+from truffle_assets.chat_format.prompt import system_prompt
+from truffle_assets.training.pack import PACK_DIR, generate_pack
 
 SECRETS = [{"kind": "otp", "value": "738120", "message_id": "aa" * 10},
            {"type": "card_number", "value": "4111 1111 1111 1111", "message_id": "bb" * 10},

@@ -3,7 +3,7 @@ import json
 from truffle_assets.evals.cases import SUITE_VERSION, markdown_cases, toolcall_cases
 from truffle_assets.evals.report import build_report, load_report, write_report
 from truffle_assets.evals.scoring import score_outputs, summarize
-from truffle_assets.toolcalls import format_tool_calls
+from truffle_assets.chat_format.toolcalls import format_tool_calls
 
 
 def run(good: bool):

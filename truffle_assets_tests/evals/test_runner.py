@@ -31,7 +31,7 @@ def test_limit_cases_spreads_over_categories():
 @pytest.fixture(scope="module")
 def server(tiny_gguf_path):
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
-    from truffle_assets.llm_server import LlamaServer
+    from truffle_assets.llm.server import LlamaServer
 
     with LlamaServer(tiny_gguf_path, n_ctx=4096) as srv:
         yield srv
@@ -80,7 +80,7 @@ def test_http_error_is_that_cases_result(server):
 def test_down_endpoint_gives_per_case_errors_not_an_exception():
     import openai
 
-    from truffle_assets.llm_server import free_port
+    from truffle_assets.llm.server import free_port
 
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{free_port()}/v1", api_key="none", max_retries=0, timeout=5)
     results, stats = run_suites(client, "local", suites(SECRETS), temperatures=(0.0, 0.4), limit=4)

@@ -5,7 +5,7 @@ import pytest
 from truffle_assets.evals.cases import classification_cases, markdown_cases, privacy_cases, toolcall_cases
 from truffle_assets.evals.scoring import (find_leak, score_classification, score_markdown, score_outputs,
                                           score_privacy, score_toolcall, summarize)
-from truffle_assets.toolcalls import format_tool_calls
+from truffle_assets.chat_format.toolcalls import format_tool_calls
 
 
 @pytest.fixture(scope="module")

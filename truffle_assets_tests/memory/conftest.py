@@ -1,20 +1,3 @@
-"""One fake OpenAI-compatible server per module and a short-timeout client config for LLM tests."""
+"""The memory stages' LLM tests reuse the LLM package's fake server fixture."""
 
-from pathlib import Path
-
-import pytest
-
-from truffle_assets.llm import LLMConfig
-from truffle_assets_tests.fake_llm import FakeLLM
-
-
-def llm_cfg(base_url: str | None, tmp_path: Path | None = None, **kw) -> LLMConfig:
-    base = dict(base_url=base_url, model="fake-model", timeout_s=1.0, backoff_s=0.05, max_retries=2,
-                cache_dir=str(tmp_path / "llm-cache") if tmp_path else None)
-    return LLMConfig(**{**base, **kw})
-
-
-@pytest.fixture(scope="module")
-def fake():
-    with FakeLLM() as f:
-        yield f
+from truffle_assets_tests.llm.conftest import fake  # noqa: F401  (a fixture, found by name)

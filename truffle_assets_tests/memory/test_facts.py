@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from truffle_assets.facts import (
+from truffle_assets.memory.facts import (
     CLAIM_COLUMNS,
     FACT_COLUMNS,
     claims_from_text,

@@ -6,8 +6,8 @@ from datetime import date, datetime
 
 import polars as pl
 
-from truffle_assets.facts import FACT_SCHEMA
-from truffle_assets.profile import build_profile, estimate_tokens, write_profile
+from truffle_assets.memory.facts import FACT_SCHEMA
+from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
 
 USER = "Arjun Mehta"
 NOW = datetime(2024, 12, 1, 12, 0)
@@ -98,7 +98,7 @@ def test_write_profile_never_leaves_a_partial_file(tmp_path, monkeypatch):
 
 
 def test_profile_from_extracted_facts():
-    from truffle_assets.facts import consolidate, extract_claims
+    from truffle_assets.memory.facts import consolidate, extract_claims
 
     msgs = pl.DataFrame({
         "id": ["a", "b", "c"], "chat_id": ["x", "x", "y"],

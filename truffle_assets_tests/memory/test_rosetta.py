@@ -3,7 +3,7 @@ from datetime import date
 import polars as pl
 import pytest
 
-from truffle_assets.rosetta import STREAM_COLUMNS, english_tier, normalize_messages, normalize_text
+from truffle_assets.memory.rosetta import STREAM_COLUMNS, english_tier, normalize_messages, normalize_text
 
 INVISIBLE = "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff\u00ad\ufe0f"
 

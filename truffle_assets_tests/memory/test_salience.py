@@ -3,8 +3,8 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 
-from truffle_assets.episodes import EPISODE_COLUMNS, build_episodes
-from truffle_assets.salience import SALIENCE_WEIGHTS, salience_histogram_png, score_episodes, term_document_counts
+from truffle_assets.memory.episodes import EPISODE_COLUMNS, build_episodes
+from truffle_assets.memory.salience import SALIENCE_WEIGHTS, salience_histogram_png, score_episodes, term_document_counts
 
 COMPONENTS = ("recency", "user_centricity", "repetition", "density", "urgency")
 DAY = datetime(2024, 5, 10, 9, 0)

@@ -7,8 +7,8 @@ from datetime import date, datetime, timedelta
 import polars as pl
 import pytest
 
-from truffle_assets.llm import LLMClient, LLMConfig
-from truffle_assets.summaries import (
+from truffle_assets.llm.client import LLMClient, LLMConfig
+from truffle_assets.memory.summaries import (
     FACT_CLAIMS_SCHEMA,
     ROLLUPS_SCHEMA,
     SUMMARIES_SCHEMA,
@@ -17,7 +17,7 @@ from truffle_assets.summaries import (
     summarize_episodes,
 )
 from truffle_assets_tests.fake_llm import closed_port_url
-from truffle_assets_tests.memory.conftest import llm_cfg
+from truffle_assets_tests.llm.conftest import llm_cfg
 
 EPISODE_LINES = [
     ("09:00", "Alice", "Good morning!"),

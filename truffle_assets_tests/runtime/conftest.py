@@ -21,7 +21,7 @@ import pytest
 
 from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets.runtime.tokens import TokenCounter
-from truffle_assets.training.base_models import qwen_gguf
+from truffle_assets.llm.gguf import qwen_gguf
 from truffle_assets_tests.defs.conftest import _no_llm_env, corpus, fake_llm, world  # noqa: F401 - fixtures
 from truffle_assets_tests.fake_llm import FakeLLM
 

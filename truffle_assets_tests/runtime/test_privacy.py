@@ -46,7 +46,7 @@ def test_scrub_keeps_citations_and_placeholders():
 
 
 def test_secret_questions_refused_without_calling_the_model(make_service, llm, corpus, tmp_path):
-    from truffle_assets.training.sources import load_turns
+    from truffle_assets.feedback.turns import load_turns
 
     svc = make_service(llm.base_url)
     for q in SECRET_QUESTIONS:

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pytest
 
 from truffle_assets.runtime.cli import add_runtime_commands, ask_main, chat_main
-from truffle_assets.training.sources import load_turns, read_store
+from truffle_assets.feedback.turns import load_turns, read_store
 
 Q = [{"role": "user", "content": "Where does Arjun live now?"}]
 

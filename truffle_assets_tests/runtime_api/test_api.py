@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from truffle_assets.runtime import ChatService
 from truffle_assets.runtime.api import create_app
-from truffle_assets.training.sources import load_turns
+from truffle_assets.feedback.turns import load_turns
 from truffle_assets_tests.fake_llm import closed_port_url
 from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from truffle_assets.runtime.api import create_app
-from truffle_assets.training.sources import load_turns
+from truffle_assets.feedback.turns import load_turns
 from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
 
 CHROMIUM = Path("/usr/bin/chromium")

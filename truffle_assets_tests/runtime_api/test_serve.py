@@ -16,10 +16,11 @@ import urllib.request
 
 import pytest
 
-from truffle_assets.llm_server import free_port
+from truffle_assets.llm.server import free_port
 from truffle_assets.runtime import RuntimeConfig
-from truffle_assets.runtime.serve import ServeError, add_serve_command, is_loopback, serve
-from truffle_assets.training.base_models import qwen_gguf
+from truffle_assets.net import is_loopback
+from truffle_assets.runtime.serve import ServeError, add_serve_command, serve
+from truffle_assets.llm.gguf import qwen_gguf
 
 ENV_ENDPOINT = ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY",
                 "TRUFFLE_API_TOKEN")

@@ -5,7 +5,7 @@ import pytest
 
 from truffle_assets.training.datasets import ManifestError, build_datasets, check_manifest, write_dataset
 from truffle_assets.training.schemas import SCHEMA_VERSION, row_id, split_for
-from truffle_assets.training.sources import Turn, append_feedback, load_turns, write_turn
+from truffle_assets.feedback.turns import Turn, append_feedback, load_turns, write_turn
 
 SYSTEM = {"role": "system", "content": "You are Arjun's memory."}
 

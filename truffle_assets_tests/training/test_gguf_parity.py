@@ -4,7 +4,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from truffle_assets.training.gguf_export import gguf_metadata
-from truffle_assets.training.template import render, serving_template
+from truffle_assets.chat_format.template import render, serving_template
 from truffle_assets_tests.training.test_template import CONVO
 
 llama_cpp = pytest.importorskip("llama_cpp")

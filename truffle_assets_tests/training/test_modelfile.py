@@ -8,13 +8,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from truffle_assets.training.modelfile import ollama_create, parse_modelfile, write_modelfile  # noqa: E402
-from truffle_assets.training.template import (  # noqa: E402
+from truffle_assets.chat_format.template import (  # noqa: E402
     go_template,
     render,
     render_go,
     stop_tokens,
-    system_prompt,
 )
+from truffle_assets.chat_format.prompt import system_prompt  # noqa: E402
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ import pytest
 
 from truffle_assets.evals.markdown import check_markdown, question_card
 from truffle_assets.evals.scoring import find_leak
-from truffle_assets.toolcalls import looks_like_tool_call, parse_tool_calls
+from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
-from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack, system_prompt
+from truffle_assets.chat_format.prompt import system_prompt
+from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
 
 

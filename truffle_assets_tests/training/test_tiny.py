@@ -8,7 +8,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from truffle_assets.training.template import render, training_template  # noqa: E402
+from truffle_assets.chat_format.template import render, training_template  # noqa: E402
 from truffle_assets.training.tiny import build_tiny_model, build_tokenizer  # noqa: E402
 
 TEXTS = [

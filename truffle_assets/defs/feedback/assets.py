@@ -11,7 +11,7 @@ import dagster as dg
 
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.pii import SECRET_TYPES, redact_text
-from truffle_assets.training.sources import read_store
+from truffle_assets.feedback.turns import read_store
 
 # the runtime started writing transcripts long after the chats began: its own, shorter calendar
 runtime_days = dg.DailyPartitionsDefinition(start_date="2025-01-01", end_offset=1)

@@ -8,7 +8,7 @@ import dagster as dg
 from truffle_assets.defs.feedback.assets import feedback, runtime_days, transcripts
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.defs.training.assets import dpo_dataset, sft_dataset
-from truffle_assets.training.sources import read_store
+from truffle_assets.feedback.turns import read_store
 
 
 def _file_sizes(runtime_dir: Path) -> dict[str, int]:

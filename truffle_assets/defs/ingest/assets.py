@@ -10,7 +10,7 @@ from dagster._core.errors import DagsterInvalidPropertyError
 
 from truffle_assets.defs.partitions import chat_days, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.ingest import load_chat
+from truffle_assets.exports import load_chat
 from truffle_assets.files import sha256_file
 from truffle_assets.pii import redact_text
 from truffle_assets.store import replace_days

@@ -18,7 +18,7 @@ from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
-from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
+from truffle_assets.exports import changed_days, contiguous_ranges, load_chat
 
 
 def ingest_all(

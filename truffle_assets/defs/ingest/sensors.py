@@ -15,7 +15,7 @@ from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats
 from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, CHAT_DAY_KEYS
 from truffle_assets.defs.resources import ExportsResource
 from truffle_assets.ids import day_digest
-from truffle_assets.ingest import changed_days, contiguous_ranges, load_chat
+from truffle_assets.exports import changed_days, contiguous_ranges, load_chat
 from truffle_assets.parsing import ExportError
 from truffle_assets.files import sha256_file
 

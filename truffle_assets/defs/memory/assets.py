@@ -18,15 +18,15 @@ from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.partitions import chat_days, days_by_chat
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
-from truffle_assets.episodes import build_episodes
-from truffle_assets.facts import consolidate, extract_claims
-from truffle_assets.memory_tables import TABLES
+from truffle_assets.memory.episodes import build_episodes
+from truffle_assets.memory.facts import consolidate, extract_claims
+from truffle_assets.memory.tables import TABLES
 from truffle_assets.pii import redact_messages, redact_text
-from truffle_assets.profile import build_profile, estimate_tokens, write_profile
-from truffle_assets.rosetta import english_tier, normalize_messages
-from truffle_assets.salience import salience_histogram_png, score_episodes, term_document_counts
-from truffle_assets.summaries import rollups as build_rollups
-from truffle_assets.summaries import summarize_episodes
+from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
+from truffle_assets.memory.rosetta import english_tier, normalize_messages
+from truffle_assets.memory.salience import salience_histogram_png, score_episodes, term_document_counts
+from truffle_assets.memory.summaries import rollups as build_rollups
+from truffle_assets.memory.summaries import summarize_episodes
 
 PARTITIONED = dict(
     partitions_def=chat_days,

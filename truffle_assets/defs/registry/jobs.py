@@ -5,7 +5,7 @@ from pathlib import Path
 import dagster as dg
 
 from truffle_assets.defs.resources import ModelsResource
-from truffle_assets.training.registry import read_gate
+from truffle_assets.registry import read_gate
 
 
 class PromoteConfig(dg.Config):

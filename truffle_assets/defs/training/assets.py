@@ -18,7 +18,7 @@ from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.training import datasets as ds
 from truffle_assets.training.pack import PACK_VERSION, generate_pack
-from truffle_assets.training.sources import read_store
+from truffle_assets.feedback.turns import read_store
 
 TRAINING = {"group_name": "training"}
 
@@ -205,7 +205,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
 )
 def merged_model(models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.files import sha256_file
-    from truffle_assets.training.template import serving_template
+    from truffle_assets.chat_format.template import serving_template
     from truffle_assets.training.trainer import merge
 
     run_dir = models.candidate_dir()
@@ -297,7 +297,7 @@ class ModelfileConfig(dg.Config):
 )
 def modelfile(config: ModelfileConfig, models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.training.modelfile import ollama_create, write_modelfile
-    from truffle_assets.training.template import system_prompt
+    from truffle_assets.chat_format.prompt import system_prompt
 
     run_dir = models.candidate_dir()
     gguf = next((run_dir / "gguf").glob("*.gguf"))

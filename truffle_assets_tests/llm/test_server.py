@@ -10,8 +10,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 
-from truffle_assets.llm import DEFAULT_MODEL, OPENROUTER_BASE_URL  # noqa: E402
-from truffle_assets.llm_server import (  # noqa: E402
+from truffle_assets.llm.client import DEFAULT_MODEL, OPENROUTER_BASE_URL  # noqa: E402
+from truffle_assets.llm.server import (  # noqa: E402
     DUMMY_API_KEY,
     Endpoint,
     LlamaServer,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from truffle_assets.llm import PROMPTS_DIR, load_prompt
+from truffle_assets.paths import PROMPTS_DIR
 
 TEMPLATE_PATH = PROMPTS_DIR / "chat_template.jinja"
 STOP_TOKENS = ["<|im_end|>", "<|im_start|>"]  # == stop_tokens(); a test keeps them in step
@@ -37,11 +37,6 @@ def serving_template(source: str | None = None) -> str:
 
 def template_version() -> str:
     return hashlib.sha256(TEMPLATE_PATH.read_bytes()).hexdigest()[:12]
-
-
-def system_prompt() -> str:
-    """The chat runtime's system prompt (`prompts/system_chat.md`), also baked into the Modelfile."""
-    return load_prompt("system_chat")
 
 
 def render(messages: Sequence[dict], add_generation_prompt: bool = False, template: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""The chat runtime's append-only store: `data/runtime/{turns,content,feedback}/<YYYY-MM-DD>.jsonl`.
+"""The chat runtime's append-only store: `<data root>/runtime/{turns,content,feedback}/<YYYY-MM-DD>.jsonl`.
 
 The runtime appends one JSON line per event and never takes a lock, so a chat turn never waits
 on a dataset build. The cost is on the reader: a crash mid-append can leave a torn last line,

@@ -1,6 +1,6 @@
 """Which fine-tuned model the runtime serves, how it got there, and a tamper-evident trail.
 
-`data/models/registry/` holds:
+`<data root>/models/registry/` (see `truffle_assets.paths`) holds:
 - `active.json`         the served model (replaced atomically, so the runtime never reads half of it);
 - `model_history.jsonl` every promotion and rollback: who, when, why, forced or not;
 - `audit.log`           one JSON object per line, each carrying the HMAC of the line before it, so
@@ -26,9 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from truffle_assets import paths
 from truffle_assets.files import atomic_write, sha256_file
 
-DEFAULT_ROOT = Path("data/models/registry")
 KEY_ENV = "TRUFFLE_AUDIT_KEY"
 GENESIS = "0" * 64
 
@@ -128,8 +128,8 @@ def read_gate(run_dir: Path) -> bool | None:
 
 
 class Registry:
-    def __init__(self, root: str | Path = DEFAULT_ROOT, key: bytes | str | None = None) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | Path | None = None, key: bytes | str | None = None) -> None:
+        self.root = Path(root) if root is not None else paths.registry_dir()
         self.root.mkdir(parents=True, exist_ok=True)
         self._key = resolve_key(self.root, key)
         self.active_path = self.root / "active.json"

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, Field, field_validator
 
-from truffle_assets.llm import LLMClient, load_prompt
+from truffle_assets.llm.client import LLMClient, load_prompt
 
 SUMMARIES_SCHEMA: dict[str, Any] = {
     "episode_id": pl.String, "chat_id": pl.String, "day": pl.Date, "tier": pl.String, "source": pl.String,

@@ -6,9 +6,9 @@ import time
 import pytest
 from pydantic import BaseModel
 
-from truffle_assets.llm import OPENROUTER_BASE_URL, LLMClient, LLMConfig, extract_json_object
+from truffle_assets.llm.client import OPENROUTER_BASE_URL, LLMClient, LLMConfig, extract_json_object
 from truffle_assets_tests.fake_llm import FakeLLM, closed_port_url
-from truffle_assets_tests.memory.conftest import llm_cfg
+from truffle_assets_tests.llm.conftest import llm_cfg
 
 USER = "Episode transcript:\n[m1] 09:00 Alice: lunch at Koshy's on Friday?\n[m2] 09:02 Bob: yes, 1pm"
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from truffle_assets.toolcalls import (READ_TOOLS, WRITE_TOOLS, ToolCall, format_tool_calls, looks_like_tool_call,
+from truffle_assets.chat_format.toolcalls import (READ_TOOLS, WRITE_TOOLS, ToolCall, format_tool_calls, looks_like_tool_call,
                                       parse_tool_calls)
 
 SEARCH = '{"toolCalls":[{"name":"search_memory","arguments":{"query":"Priya birthday"}}]}'

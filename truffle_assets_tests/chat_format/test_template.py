@@ -7,7 +7,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from truffle_assets.training.template import (  # noqa: E402
+from truffle_assets.chat_format.template import (  # noqa: E402
     STOP_TOKENS,
     go_template,
     render,

@@ -37,11 +37,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from truffle_assets.paths import PROMPTS_DIR
+
 log = logging.getLogger(__name__)
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "qwen/qwen3-30b-a3b-instruct-2507"
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 
 Job = tuple[str, str, type[BaseModel], str | None]  # (system, user, schema, cache_key)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.training.registry import (GENESIS, KEY_ENV, PromotionRefused, Registry, RegistryError,
+from truffle_assets.registry import (GENESIS, KEY_ENV, PromotionRefused, Registry, RegistryError,
                                               canonical)
 
 KEY = "test-key"

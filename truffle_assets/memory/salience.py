@@ -32,8 +32,8 @@ from datetime import datetime
 
 import polars as pl
 
-from truffle_assets.episodes import EPISODE_COLUMNS
-from truffle_assets.rosetta import STOPWORDS, word_tokens
+from truffle_assets.memory.episodes import EPISODE_COLUMNS
+from truffle_assets.memory.rosetta import STOPWORDS, word_tokens
 
 __all__ = [
     "SALIENCE_WEIGHTS", "content_terms", "score_episodes", "term_document_counts", "salience_histogram_png",

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from truffle_assets.llm import DEFAULT_MODEL, OPENROUTER_BASE_URL
+from truffle_assets.llm.client import DEFAULT_MODEL, OPENROUTER_BASE_URL
 
 DEFAULT_ALIAS = "local"
 DUMMY_API_KEY = "none"  # the local server checks no key, the openai client insists on one

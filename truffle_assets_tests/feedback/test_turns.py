@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.training.sources import (StoreError, append_feedback, load_turns, read_store,
+from truffle_assets.feedback.turns import (StoreError, append_feedback, load_turns, read_store,
                                              write_turn)
 
 Q = [{"role": "user", "content": "when is Rohan's exam?"}]

@@ -10,7 +10,7 @@ import pytest
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.partitions import chat_day_key, chat_range_tags, chats, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.ingest import detect_user, load_chat
+from truffle_assets.exports import detect_user, load_chat
 
 
 def resources(workdir: Path, user: str | None = None) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.ingest.sensors import exports_sensor
-from truffle_assets.ingest import contiguous_ranges
+from truffle_assets.exports import contiguous_ranges
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.files import sha256_file
