@@ -330,16 +330,21 @@ def open_mem0(data: Path, items: list[tuple[str, str]], mode: str, published_at:
 
 def pre_answer_turn(svc, question: str, today: str) -> dict:
     """One turn on the real graph from START, stopped once `compose_context` has produced the prompt
-    (what `ChatService.ask` does before it calls the model). Returns compose_context's update."""
-    from truffle_assets.runtime.graph import InputState, graph
+    (what `ChatService.ask` does before it calls the model). Returns compose_context's update, with
+    the trace of every node so far (an update holds only its own node's steps)."""
+    from truffle_assets.runtime.graph import graph
+    from truffle_assets.runtime.state import InputState
 
     ctx = svc.context()
     stream = graph.stream(InputState(messages=[{"role": "user", "content": question}], today=today),
                           context=ctx, stream_mode="updates")
+    steps: list[dict] = []
     try:
         for chunk in stream:
+            for upd in chunk.values():
+                steps += (upd or {}).get("trace", [])
             if "compose_context" in chunk:
-                return chunk["compose_context"]
+                return chunk["compose_context"] | {"trace": steps}
             if "refuse" in chunk:
                 return {"refused": True}
     finally:

@@ -13,12 +13,12 @@ __all__ = ["Budget", "ChatService", "EndpointConfig", "Policy", "RecallIntent", 
 
 _WHERE = {"Budget": "config", "EndpointConfig": "config", "Policy": "config", "RuntimeConfig": "config",
           "ChatService": "service", "TurnResult": "service", "open_service": "service",
-          "RecallIntent": "graph", "TokenCounter": "tokens"}
+          "RecallIntent": "state", "TokenCounter": "tokens"}
 
 if TYPE_CHECKING:
     from truffle_assets.runtime.config import Budget, EndpointConfig, Policy, RuntimeConfig
-    from truffle_assets.runtime.graph import RecallIntent
     from truffle_assets.runtime.service import ChatService, TurnResult, open_service
+    from truffle_assets.runtime.state import RecallIntent
     from truffle_assets.runtime.tokens import TokenCounter
 
 

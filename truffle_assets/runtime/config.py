@@ -3,7 +3,7 @@
 Paths default to the data root (`paths.data_root()`: `$TRUFFLE_HOME` or the repo's `data/`): the
 pipeline publishes into `published/` (latest.json, profile.json, facts.json) and the runtime
 appends its own store under `runtime/`. Token budgets are per section of the prompt and every one is enforced in
-`graph.compose_context`; `cap` is a hard ceiling on prompt + reserved answer tokens.
+`context.compose_context`; `cap` is a hard ceiling on prompt + reserved answer tokens.
 """
 
 from __future__ import annotations

@@ -30,8 +30,10 @@ from truffle_assets.llm.server import Endpoint, resolve_endpoint
 from truffle_assets.net import url_is_loopback
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
-from truffle_assets.runtime.graph import Context, InputState, fetch_messages, graph, load_facts, read_json_cached
+from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.prompts import system_prompt, template_version
+from truffle_assets.runtime.published import fetch_messages, load_facts, read_json_cached
+from truffle_assets.runtime.state import Context, InputState
 from truffle_assets.runtime.tokens import TokenCounter
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from truffle_assets.runtime.graph import RecallIntent, graph
+from truffle_assets.runtime.graph import graph
+from truffle_assets.runtime.state import RecallIntent
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message, shown_ids
 
 Q = {"role": "user", "content": "What did Priya and I talk about, and what plans did we make?"}
@@ -149,3 +150,23 @@ def test_runtime_never_opens_the_pipeline_duckdb(make_service, llm, world, monke
     svc.evidence(turn.citations[0])
     assert str(world.db) not in {str(p) for p in opened}
     assert all(str(p).endswith("retrieval.duckdb") for p in opened)
+
+
+def test_trace_steps_follow_the_nodes_in_order(make_service, llm):
+    """Each node returns only its own steps; the `trace` reducer appends them in the order the nodes ran."""
+    calls = {"n": 0}
+
+    def respond(body):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return json.dumps({"toolCalls": [{"name": "search_memory", "arguments": {"query": "Priya dinner"}}]})
+        return f"Dinner [msg:{shown_ids(body)[0]}]."
+
+    llm.responder = respond
+    turn = make_service(llm.base_url).ask([Q])
+    steps = turn.trace["steps"]
+    assert [s["step"] for s in steps] == [
+        "guard", "load_profile", "retrieve_summaries", "retrieve_raw", "compose_context", "answer_or_request_recall",
+        "recall_retrieve", "compose_context", "answer_or_request_recall", "finalize"]
+    assert [s["round"] for s in steps if s["step"] == "compose_context"] == [0, 1]
+    assert steps[-1]["citations"] == turn.citations and turn.fallback is None

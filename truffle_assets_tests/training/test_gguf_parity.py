@@ -5,7 +5,7 @@ from transformers import AutoTokenizer
 
 from truffle_assets.training.gguf_export import gguf_metadata
 from truffle_assets.chat_format.template import render, serving_template
-from truffle_assets_tests.training.test_template import CONVO
+from truffle_assets_tests.chat_format.test_template import CONVO
 
 llama_cpp = pytest.importorskip("llama_cpp")
 

@@ -1,0 +1,108 @@
+"""Reading the published memory: the files and index the pipeline publishes, and the nodes that
+gather the question's evidence from them before the first model call.
+
+* `read_json_cached`, `fetch_messages`, `load_facts` are shared with `ChatService` (the memory
+  inspector): `latest.json` → LanceDB, `profile.json`, `facts.json` — never the pipeline's DuckDB.
+* `retrieve_summaries` runs the one hybrid retrieval of the question (`retrieval.retrieve`, which
+  searches summaries first and expands the best into their messages) and keeps the summary hits;
+  `retrieve_raw` turns its message hits into the evidence pool.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from truffle_assets.runtime.state import Context, State, elapsed_ms
+
+_json_cache: dict[str, tuple[int, Any]] = {}
+
+
+def read_json_cached(path: Path) -> Any:
+    """A published JSON file, re-read only when its mtime changes (None when missing/unreadable)."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    hit = _json_cache.get(str(path))
+    if hit and hit[0] == stamp:
+        return hit[1]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    _json_cache[str(path)] = (stamp, data)
+    return data
+
+
+def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
+    """Rows of the published `raw_episodes_index` for `ids` (message_id, episode_id, chat_id, ts, author, text)."""
+    from truffle_assets.index.lance import RAW_TABLE, sql_in
+    from truffle_assets.retrieval import open_index
+
+    if not ids or not pointer.is_file():
+        return []
+    tbl = open_index(pointer).table(RAW_TABLE)
+    if tbl is None:
+        return []
+    rows = (tbl.search().where(sql_in("message_id", ids))
+            .select(["message_id", "episode_id", "chat_id", "ts", "author", "text"]).limit(len(ids)).to_list())
+    order = {m: i for i, m in enumerate(ids)}
+    return sorted(rows, key=lambda r: order.get(r["message_id"], 0))
+
+
+def load_facts(published_dir: str | Path) -> dict[str, dict]:
+    blob = read_json_cached(Path(published_dir) / "facts.json")
+    facts = blob.get("facts", []) if isinstance(blob, dict) else (blob or [])
+    return {str(f.get("fact_id") or f.get("id")): f for f in facts if isinstance(f, dict)}
+
+
+# ---- nodes ------------------------------------------------------------------------------------------
+
+def load_profile(state: State, runtime: Runtime[Context]) -> dict:
+    t0 = time.perf_counter()
+    prof = read_json_cached(Path(runtime.context.published_dir) / "profile.json")
+    prof = prof if isinstance(prof, dict) else None
+    step = {"step": "load_profile", "found": prof is not None, "version": (prof or {}).get("version"),
+            "facts": (prof or {}).get("n_facts"), "ms": elapsed_ms(t0)}
+    return {"profile": prof, "trace": [step]}
+
+
+def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
+    """The question's hybrid retrieval (summaries first, expanded to messages): keep the summaries."""
+    from truffle_assets.retrieval import RetrievalLog, open_index, retrieve
+
+    ctx = runtime.context
+    t0 = time.perf_counter()
+    if not ctx.pointer.is_file():
+        step = {"step": "retrieve_summaries", "error": f"no published memory at {ctx.pointer}", "ms": elapsed_ms(t0)}
+        return {"trace": [step]}
+    try:
+        log = RetrievalLog(ctx.retrieval_log) if ctx.retrieval_log else None
+        pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
+        participants = sorted({p for ps in open_index(ctx.pointer).participants().values() for p in ps})
+    except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
+        step = {"step": "retrieve_summaries", "error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}
+        return {"trace": [step]}
+    summaries = [s.model_dump(mode="json") for s in pack.summaries]
+    candidates = [i.model_dump(mode="json", exclude={"components"}) | {"round": 0} for i in pack.items]
+    step = {"step": "retrieve_summaries", "summaries": [s["episode_id"] for s in summaries],
+            "index_versions": pack.index_versions, "timing_ms": pack.timing_ms, "ms": elapsed_ms(t0)}
+    return {"summaries": summaries, "candidates": candidates, "watermarks": dict(pack.watermarks),
+            "participants": participants, "trace": [step]}
+
+
+def retrieve_raw(state: State, runtime: Runtime[Context]) -> dict:
+    """The question's message hits become the evidence pool (deduplicated, best score kept)."""
+    pool: dict[str, dict] = {}
+    for it in state.candidates:
+        if it["message_id"] not in pool or pool[it["message_id"]]["score"] < it["score"]:
+            pool[it["message_id"]] = it
+    items = list(pool.values())
+    step = {"step": "retrieve_raw", "items": [i["message_id"] for i in items],
+            "scores": [i["score"] for i in items], "uncertain": [i["message_id"] for i in items if i["uncertain"]]}
+    return {"items": items, "candidates": [], "trace": [step]}

@@ -1,0 +1,129 @@
+"""What a chat turn carries: its static `Context`, the `InputState` a caller passes, the `State`
+the nodes read and update, and the `RecallIntent` a tool-call envelope becomes.
+
+`State.trace` is a LangGraph reducer (`operator.add`): a node returns only its own steps
+(`{"trace": [step]}`) and LangGraph appends them in the order the nodes ran.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from truffle_assets.runtime.config import Budget
+
+MAX_GET_MESSAGES = 20
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Static knobs of a turn (built from `RuntimeConfig` by the service)."""
+
+    published_dir: str
+    base_url: str | None = None
+    model: str = "local"
+    api_key: str = "none"
+    timeout_s: float = 120.0
+    max_retries: int = 0
+    temperature: float = 0.0
+    tokenizer: str | None = None             # GGUF / HF tokenizer folder of the served model
+    tokenizer_proxy_for: str | None = None   # set when counting for a remote model with a local tokenizer
+    budget: Budget = field(default_factory=Budget)
+    max_recalls: int = 2
+    k_raw: int = 40
+    k_recall: int = 15
+    allow_secrets: bool = False
+    fallback_quotes: int = 5
+    retrieval_log: str | None = None
+
+    @property
+    def pointer(self) -> Path:
+        return Path(self.published_dir) / "latest.json"
+
+
+@dataclass(kw_only=True)
+class InputState:
+    messages: list[dict] = field(default_factory=list)  # OpenAI-style dialogue; the last user message is the question
+    today: str | None = None           # ISO date for "Today is ..." (default: the local date)
+    temperature: float | None = None   # None: Context.temperature (re-rolls pass > 0)
+    max_recalls: int | None = None     # None: Context.max_recalls
+
+
+@dataclass(kw_only=True)
+class State(InputState):
+    question: str = ""
+    history: list[dict] = field(default_factory=list)      # earlier user/assistant turns
+    refused_kind: str | None = None
+    refused: bool = False
+    profile: dict | None = None                             # the published profile blob
+    facts: list[dict] = field(default_factory=list)         # facts fetched by get_fact recalls
+    summaries: list[dict] = field(default_factory=list)
+    candidates: list[dict] = field(default_factory=list)    # message hits of the question's retrieval
+    items: list[dict] = field(default_factory=list)         # the evidence pool (EvidenceItem dicts + round)
+    watermarks: dict[str, str] = field(default_factory=dict)
+    participants: list[str] = field(default_factory=list)
+    prompt: list[dict] = field(default_factory=list)        # the messages of the latest compose_context
+    context_ids: list[str] = field(default_factory=list)    # every message id shown to the model this turn
+    tokens: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    recall_count: int = 0
+    intents: list[dict] = field(default_factory=list)
+    pending_calls: list[dict] = field(default_factory=list)
+    tool_calls: list[dict] = field(default_factory=list)
+    recall_notes: list[str] = field(default_factory=list)
+    trace: Annotated[list[dict], operator.add] = field(default_factory=list)  # nodes append their steps
+    llm_calls: int = 0
+    raw_output: str | None = None
+    served_model: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    answer: str = ""
+    body: str = ""                                           # the answer without the freshness lines
+    citations: list[str] = field(default_factory=list)
+    invalid_citations: list[str] = field(default_factory=list)
+    uncertain: list[str] = field(default_factory=list)
+    freshness: list[str] = field(default_factory=list)
+    scrubbed: list[str] = field(default_factory=list)
+    fallback: str | None = None
+    fallback_detail: str | None = None
+
+
+class RecallIntent(BaseModel):
+    """What the model says is missing, from its tool-call envelope (never free-form recursion)."""
+
+    tool: Literal["search_memory", "get_messages", "get_fact", "get_profile"]
+    missing: str
+    since: date | None = None
+    until: date | None = None
+    people: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    chat: str | None = None
+    ids: list[str] = Field(default_factory=list)
+    fact_id: str | None = None
+    k: int | None = None
+
+    @classmethod
+    def from_call(cls, name: str, args: dict, participants: list[str] = ()) -> RecallIntent:
+        from truffle_assets.retrieval.query import bm25_query, names_in
+
+        if name == "search_memory":
+            q = args["query"]
+            return cls(tool=name, missing=q, since=args.get("since"), until=args.get("until"),
+                       people=names_in(q, list(participants)), keywords=bm25_query(q).split(),
+                       chat=args.get("chat"), k=args.get("k"))
+        if name == "get_messages":
+            ids = list(dict.fromkeys(args["ids"]))[:MAX_GET_MESSAGES]
+            return cls(tool=name, missing=f"the messages {', '.join(ids)}", ids=ids)
+        if name == "get_fact":
+            return cls(tool=name, missing=f"fact {args['fact_id']}", fact_id=args["fact_id"])
+        return cls(tool="get_profile", missing="the user's profile")
+
+
+def elapsed_ms(t0: float) -> float:
+    """Milliseconds since `perf_counter()` was `t0`: the `ms` of a trace step."""
+    return round((time.perf_counter() - t0) * 1000, 1)
