@@ -63,10 +63,14 @@ def load_facts(published_dir: str | Path) -> dict[str, dict]:
 
 # ---- nodes ------------------------------------------------------------------------------------------
 
+def read_profile(published_dir: str | Path) -> dict | None:
+    prof = read_json_cached(Path(published_dir) / "profile.json")
+    return prof if isinstance(prof, dict) else None
+
+
 def load_profile(state: State, runtime: Runtime[Context]) -> dict:
     t0 = time.perf_counter()
-    prof = read_json_cached(Path(runtime.context.published_dir) / "profile.json")
-    prof = prof if isinstance(prof, dict) else None
+    prof = read_profile(runtime.context.published_dir)
     step = {"step": "load_profile", "found": prof is not None, "version": (prof or {}).get("version"),
             "facts": (prof or {}).get("n_facts"), "ms": elapsed_ms(t0)}
     return {"profile": prof, "trace": [step]}

@@ -32,7 +32,7 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
 from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.prompts import system_prompt, template_version
-from truffle_assets.runtime.published import fetch_messages, load_facts, read_json_cached
+from truffle_assets.runtime.published import fetch_messages, load_facts, read_json_cached, read_profile
 from truffle_assets.runtime.state import Context, InputState
 from truffle_assets.runtime.tokens import TokenCounter
 
@@ -214,8 +214,7 @@ class ChatService:
         return out
 
     def profile(self) -> dict | None:
-        prof = read_json_cached(Path(self.config.published_dir) / "profile.json")
-        return prof if isinstance(prof, dict) else None
+        return read_profile(self.config.published_dir)
 
     # ---- store ----------------------------------------------------------------------------------------
     def prune(self, now: datetime | date | None = None) -> list[Path]:
