@@ -1,7 +1,7 @@
 """From export files to message rows per (chat, day): the Dagster-free half of ingestion.
 
-Used by the `messages` asset, the exports sensor and `truffle ingest`, so all three agree on
-chat ids, message ids and per-day digests.
+Used by the `messages` asset and by the run planner (`planning`, behind the exports sensor and
+`truffle ingest`), so they agree on chat ids, message ids and per-day digests.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -133,8 +133,8 @@ def detect_user(profiles: dict[str, list[dict]]) -> str | None:
 class IngestedDays:
     """Per-chat digests of the days now in the store, published after each commit.
 
-    The sensor compares an export's day digests against these, so it requests runs for exactly
-    the days whose stored content differs, whoever ingested them (UI, sensor or `truffle ingest`).
+    The planner compares an export's day digests against these, so runs go to exactly the days
+    whose stored content differs, whoever ingested them (UI, sensor or `truffle ingest`).
     """
 
     def __init__(self, root: str | Path):
@@ -156,19 +156,3 @@ class IngestedDays:
         tmp = self._path(chat_id).with_suffix(".tmp")
         tmp.write_text(json.dumps(dict(sorted(state.items())), separators=(",", ":")))
         tmp.replace(self._path(chat_id))  # atomic: the sensor never reads half a file
-
-
-def contiguous_ranges(days: list[date]) -> list[tuple[date, date]]:
-    out: list[tuple[date, date]] = []
-    for d in sorted(days):
-        if out and d - out[-1][1] == timedelta(days=1):
-            out[-1] = (out[-1][0], d)
-        else:
-            out.append((d, d))
-    return out
-
-
-def changed_days(load_days: list[date], digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:
-    if is_new and load_days:  # a new chat gets its whole history, silent days included
-        return [load_days[0] + timedelta(days=i) for i in range((load_days[-1] - load_days[0]).days + 1)]
-    return sorted(date.fromisoformat(d) for d, h in digests.items() if stored.get(d) != h)

@@ -139,3 +139,10 @@ def replace_days(
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def stored_user(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The exporting user as `messages` recorded it (`is_user`): detected at ingest, not again from the exports."""
+    rows = con.execute("SELECT author FROM messages WHERE is_user AND author IS NOT NULL"
+                       " GROUP BY author ORDER BY count(*) DESC, author LIMIT 1").fetchall()
+    return rows[0][0] if rows else None

@@ -26,9 +26,14 @@ def split_key(key: str) -> tuple[str, date]:
     return dims["chat"], date.fromisoformat(dims["day"])
 
 
+def day_window() -> tuple[date, date]:
+    """The first and last day that have a partition: HISTORY_START through today."""
+    return date.fromisoformat(HISTORY_START), date.today()
+
+
 def within_partitions(days: list[date]) -> tuple[list[date], list[date]]:
     """Split days into those that have a partition (HISTORY_START through today) and those that don't."""
-    start, today = date.fromisoformat(HISTORY_START), date.today()
+    start, today = day_window()
     inside = [d for d in days if start <= d <= today]
     return inside, [d for d in days if not start <= d <= today]
 

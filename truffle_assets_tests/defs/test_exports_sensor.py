@@ -1,7 +1,6 @@
 """Sensor ticks with build_sensor_context against a real temporary instance."""
 
 import json
-from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -9,7 +8,6 @@ import pytest
 
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.ingest.sensors import exports_sensor
-from truffle_assets.exports import contiguous_ranges
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.files import sha256_file
@@ -41,11 +39,6 @@ def run(instance, workdir, result):
            "duckdb": DuckDBStore(path=str(workdir / "memory.duckdb"))}
     for req in result.run_requests:
         assert dg.materialize([messages], instance=instance, resources=res, tags=req.tags).success
-
-
-def test_contiguous_ranges():
-    d = lambda n: date(2023, 3, n)  # noqa: E731
-    assert contiguous_ranges([d(4), d(1), d(2), d(7)]) == [(d(1), d(2)), (d(4), d(4)), (d(7), d(7))]
 
 
 def test_new_export_registers_chat_and_requests_whole_history(instance, workdir, alice_export):

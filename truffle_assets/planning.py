@@ -1,0 +1,105 @@
+"""Which chats and days need a run: the one planner behind the exports sensor, `truffle ingest` and `truffle up`.
+
+An export's per-day digests are compared with those the `messages` asset published for what the
+store holds (`IngestedDays`), so only days whose content differs are planned; a new chat gets
+its whole history, silent days included. Days are grouped into contiguous ranges, each one
+single-run backfill. Callers translate the plan into Dagster partition requests and runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+from truffle_assets.exports import load_chat
+from truffle_assets.files import sha256_file
+from truffle_assets.ids import day_digest
+from truffle_assets.parsing import ExportError
+
+
+@dataclass(frozen=True)
+class DayRange:
+    first: date
+    last: date
+    digest: str  # over the range's day digests ("-" for a silent day): run keys carry it
+
+
+@dataclass
+class ChatPlan:
+    chat: str
+    days_in_export: int  # days with at least one message
+    ranges: list[DayRange]  # empty: the store is up to date
+    outside: list[date] = field(default_factory=list)  # changed days that have no partition
+
+
+@dataclass
+class IngestPlan:
+    chats: list[ChatPlan]  # every chat that was read, in chat order
+    unreadable: list[ExportError]  # chats left out because an export could not be read
+    files: dict[str, str]  # `seen` plus the hash of each file read: the sensor's next cursor
+
+
+def plan_ingest(
+    exports: Mapping[str, list[Path]],
+    stored: Callable[[str], dict[str, str]],
+    window: tuple[date, date],
+    *,
+    registered: Collection[str] | None = None,
+    seen: Mapping[str, str] | None = None,
+    full: bool = False,
+    only: Collection[str] | None = None,
+) -> IngestPlan:
+    """Plan runs for `exports` (chat -> files) against `stored` (chat -> stored day digests).
+
+    A chat is new, so planned over its whole history, when `registered` does not hold it (the
+    sensor, on its long-lived instance) or, with `registered` None (`truffle ingest`, whose
+    instance may be ephemeral), when the store holds none of its days. `full` makes every chat
+    new. With `seen` (file -> sha256, the sensor's cursor) a known chat whose files all match is
+    skipped without being parsed. `only` limits the plan to those chats; `window` is the first and
+    last day that have a partition.
+    """
+    files = dict(seen or {})
+    planned: list[ChatPlan] = []
+    unreadable: list[ExportError] = []
+    for chat in sorted(c for c in exports if not only or c in only):
+        digests_stored = {} if full else stored(chat)
+        new = full or (chat not in registered if registered is not None else not digests_stored)
+        hashes = {str(p): sha256_file(p) for p in exports[chat]} if seen is not None else {}
+        if hashes and not new and all(files.get(p) == h for p, h in hashes.items()):
+            continue
+        try:
+            load = load_chat(chat, exports[chat])
+        except ExportError as exc:  # a half-copied or broken file must not hold up other chats
+            unreadable.append(exc)
+            continue
+        digests = load.day_digests()
+        days = changed_days(load.days, digests, digests_stored, new)
+        inside = [d for d in days if window[0] <= d <= window[1]]
+        outside = [d for d in days if not window[0] <= d <= window[1]]
+        ranges = [DayRange(first, last, range_digest(first, last, digests)) for first, last in contiguous_ranges(inside)]
+        planned.append(ChatPlan(chat, len(load.days), ranges, outside))
+        files.update(hashes)
+    return IngestPlan(planned, unreadable, files)
+
+
+def changed_days(load_days: list[date], digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:
+    if is_new and load_days:  # a new chat gets its whole history, silent days included
+        return [load_days[0] + timedelta(days=i) for i in range((load_days[-1] - load_days[0]).days + 1)]
+    return sorted(date.fromisoformat(d) for d, h in digests.items() if stored.get(d) != h)
+
+
+def contiguous_ranges(days: list[date]) -> list[tuple[date, date]]:
+    out: list[tuple[date, date]] = []
+    for d in sorted(days):
+        if out and d - out[-1][1] == timedelta(days=1):
+            out[-1] = (out[-1][0], d)
+        else:
+            out.append((d, d))
+    return out
+
+
+def range_digest(first: date, last: date, digests: dict[str, str]) -> str:
+    """One digest for the days first..last: the same content asked twice gets the same run key."""
+    return day_digest([digests.get(str(first + timedelta(days=i)), "-") for i in range((last - first).days + 1)])

@@ -1,0 +1,103 @@
+"""The run planner as a pure function: real export files, stored digests as plain dicts."""
+
+from datetime import date
+from pathlib import Path
+
+from truffle_assets.exports import load_chat, scan_exports
+from truffle_assets.files import sha256_file
+from truffle_assets.parsing import ExportError
+from truffle_assets.planning import contiguous_ranges, plan_ingest
+
+WINDOW = (date(2014, 1, 1), date(2099, 12, 31))
+NOTHING_STORED = {}.get
+
+
+def d(n: int) -> date:
+    return date(2023, 3, n)
+
+
+def spans(plan) -> dict[str, list[tuple[date, date]]]:
+    return {c.chat: [(r.first, r.last) for r in c.ranges] for c in plan.chats}
+
+
+def stored_as_now(path: Path, chat: str):
+    """What the store holds once `path` has been ingested: its day digests."""
+    digests = load_chat(chat, [path]).day_digests()
+    return lambda c: digests if c == chat else {}
+
+
+def test_contiguous_ranges():
+    assert contiguous_ranges([d(4), d(1), d(2), d(7)]) == [(d(1), d(2)), (d(4), d(4)), (d(7), d(7))]
+
+
+def test_new_chat_gets_its_whole_history_silent_days_included(workdir, alice_export):
+    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set())
+    assert spans(plan) == {"alice": [(d(1), d(4))]}  # 3 March is silent
+    assert plan.chats[0].days_in_export == 3 and plan.unreadable == []
+
+
+def test_unregistered_chat_is_new_even_when_stored(workdir, alice_export):
+    plan = plan_ingest(scan_exports(workdir / "exports"), stored_as_now(alice_export, "alice"), WINDOW, registered=set())
+    assert spans(plan) == {"alice": [(d(1), d(4))]}
+
+
+def test_without_a_registry_the_store_says_what_is_new(workdir, alice_export):
+    exports = scan_exports(workdir / "exports")
+    assert spans(plan_ingest(exports, NOTHING_STORED, WINDOW)) == {"alice": [(d(1), d(4))]}
+    assert spans(plan_ingest(exports, stored_as_now(alice_export, "alice"), WINDOW)) == {"alice": []}
+
+
+def test_changed_days_only_with_digests_that_follow_content(workdir, alice_export):
+    stored = stored_as_now(alice_export, "alice")
+    text = alice_export.read_text()
+    alice_export.write_text(text.replace("<Media omitted>", "lovely photo") + "06/03/2023, 08:00 - Alice: new day\n")
+    exports = scan_exports(workdir / "exports")
+    plan = plan_ingest(exports, stored, WINDOW, registered={"alice"})
+    assert spans(plan) == {"alice": [(d(2), d(2)), (d(6), d(6))]}
+    assert plan.files == {}  # no `seen`: nothing hashed
+    # the same change planned twice carries the same digests; a different one does not
+    assert plan_ingest(exports, stored, WINDOW, registered={"alice"}).chats[0].ranges == plan.chats[0].ranges
+    alice_export.write_text(text.replace("<Media omitted>", "blurry photo"))
+    other = plan_ingest(scan_exports(workdir / "exports"), stored, WINDOW, registered={"alice"})
+    assert spans(other) == {"alice": [(d(2), d(2))]}
+    assert other.chats[0].ranges[0].digest != plan.chats[0].ranges[0].digest
+
+
+def test_registered_chat_with_unchanged_files_is_not_parsed(workdir, alice_export):
+    exports = scan_exports(workdir / "exports")
+    alice_export.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")  # parsing it would fail
+    seen = {str(alice_export): sha256_file(alice_export)}
+    plan = plan_ingest(exports, NOTHING_STORED, WINDOW, registered={"alice"}, seen=seen)
+    assert plan.chats == [] and plan.unreadable == [] and plan.files == seen
+
+
+def test_seen_files_are_recorded_for_the_next_cursor(workdir, alice_export, bob_export):
+    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set(), seen={"gone.txt": "x"})
+    assert plan.files == {"gone.txt": "x", str(alice_export): sha256_file(alice_export),
+                          str(bob_export): sha256_file(bob_export)}
+
+
+def test_full_replans_every_chat_from_scratch(workdir, alice_export):
+    exports = scan_exports(workdir / "exports")
+    stored = stored_as_now(alice_export, "alice")
+    assert spans(plan_ingest(exports, stored, WINDOW, full=True)) == {"alice": [(d(1), d(4))]}
+    assert spans(plan_ingest(exports, stored, WINDOW, registered={"alice"}, full=True)) == {"alice": [(d(1), d(4))]}
+
+
+def test_only_limits_the_plan_to_chosen_chats(workdir, alice_export, bob_export):
+    exports = scan_exports(workdir / "exports")
+    assert spans(plan_ingest(exports, NOTHING_STORED, WINDOW, only=["bob"])) == {"bob": [(date(2023, 3, 13), date(2023, 3, 13))]}
+    assert set(spans(plan_ingest(exports, NOTHING_STORED, WINDOW, only=None))) == {"alice", "bob"}
+
+
+def test_days_without_a_partition_are_reported_not_planned(workdir, alice_export):
+    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, (d(2), d(3)))
+    assert spans(plan) == {"alice": [(d(2), d(3))]} and plan.chats[0].outside == [d(1), d(4)]
+
+
+def test_unreadable_export_is_reported_and_other_chats_planned(workdir, alice_export):
+    (workdir / "exports" / "WhatsApp Chat with Junk.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set(), seen={})
+    assert spans(plan) == {"alice": [(d(1), d(4))]}
+    assert [type(e) for e in plan.unreadable] == [ExportError] and "Junk" in str(plan.unreadable[0])
+    assert set(plan.files) == {str(alice_export)}  # the broken file is retried next tick
