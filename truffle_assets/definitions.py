@@ -11,9 +11,10 @@ from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.memory.assets import episodes, facts, message_pii, message_streams, profile, summaries
 from truffle_assets.defs.registry.jobs import promote_model, rollback_model
 from truffle_assets.defs.resources import (
-    DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource,
+    DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource, env_var_if_set,
 )
 from truffle_assets.defs.training.assets import dpo_dataset, gguf_model, lora_adapter, merged_model, modelfile, sft_dataset
+from truffle_assets.registry import KEY_ENV
 
 TRAINING_ASSETS = [sft_dataset, dpo_dataset, lora_adapter, merged_model, gguf_model, modelfile, eval_report, model_card]
 TRAINING_CHAIN = [*TRAINING_ASSETS, eval_gate]  # what `truffle train` and the tests materialize
@@ -38,9 +39,10 @@ defs = dg.Definitions(
     resources={
         "exports": ExportsResource(),
         "duckdb": DuckDBStore(),
-        "llm": LLMResource(),
+        # secrets as dg.EnvVar, bound only when set: with none the build runs offline
+        "llm": LLMResource.from_env(),
         "index": IndexResource(),
         "published": PublishedResource(),
-        "models": ModelsResource(),
+        "models": ModelsResource(audit_key=env_var_if_set(KEY_ENV)),
     },
 )

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import duckdb
@@ -17,7 +17,7 @@ from pydantic import PrivateAttr
 from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
 from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_exports
-from truffle_assets.llm.client import LLMClient, LLMConfig
+from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env
 
 if TYPE_CHECKING:  # the index pulls in torch: import it only when a run opens it
     from truffle_assets.index.lance import MemoryIndex
@@ -38,6 +38,8 @@ class ExportsResource(dg.ConfigurableResource):
         return IngestedDays(Path(self.cache_dir) / "ingested")
 
     def user(self) -> str | None:
+        """Hashes every export: `messages` asks once per run and stores the answer as `is_user`;
+        later stages read the store (`store.stored_user`)."""
         if self.user_name:
             return self.user_name
         cache = Path(self.cache_dir) / "authors"
@@ -56,33 +58,44 @@ class DuckDBStore(dg.ConfigurableResource):
             yield con
 
 
-class LLMResource(dg.ConfigurableResource):
-    """An OpenAI-compatible endpoint for the tier B/C summaries and the English Rosetta tier.
+def env_var_if_set(name: str) -> dg.EnvVar | None:
+    """`dg.EnvVar(name)` when the variable is set, else None (the field's offline default).
 
-    Unset fields fall back to TRUFFLE_LLM_BASE_URL / TRUFFLE_LLM_MODEL / TRUFFLE_LLM_API_KEY (or
-    OPENROUTER_API_KEY for OpenRouter) at run time; with no base URL the tiers are skipped and the
-    extractive path is used. One client per run, so every call shares its budget and breaker.
+    Dagster fails a run whose bound EnvVar is unset (an EnvVar has no default: dagster#16232), and
+    every variable here is optional: `dagster definitions validate` and the offline build run
+    without any of them.
+    """
+    return dg.EnvVar(name) if dg.EnvVar(name).get_value() else None
+
+
+class LLMResource(LLMLimits, dg.ConfigurableResource):
+    """An OpenAI-compatible endpoint for the tier B/C summaries and the English Rosetta tier; the
+    time and budget limits are the client's own `LLMLimits` fields.
+
+    Build it with `from_env` to bind TRUFFLE_LLM_BASE_URL / TRUFFLE_LLM_MODEL / TRUFFLE_LLM_API_KEY
+    (or OPENROUTER_API_KEY for OpenRouter) as `dg.EnvVar`s; with no base URL the tiers are skipped
+    and the extractive path is used. One client per run, so every call shares its budget and breaker.
     """
 
     base_url: str | None = None
-    model: str | None = None
+    model: str | None = None  # None: the client's default model
     api_key: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    max_concurrency: int = 4
-    max_tokens_per_run: int = 2_000_000
-    max_cost_usd: float = 5.0
     cache_dir: str = str(paths.cache_dir() / "llm")
 
     _client: LLMClient | None = PrivateAttr(default=None)
 
+    @classmethod
+    def from_env(cls, **fields: Any) -> "LLMResource":
+        """Endpoint fields bound to the variables that are set (see `endpoint_env`); `fields` win.
+
+        The run-time cache dir is always the resource's own, so TRUFFLE_LLM_CACHE_DIR is not bound."""
+        bound = {f: dg.EnvVar(name) for f, name in endpoint_env().items() if f != "cache_dir"}
+        return cls(**{**bound, **fields})
+
     def config(self) -> LLMConfig:
-        explicit = {k: v for k, v in {"base_url": self.base_url, "model": self.model, "api_key": self.api_key}.items() if v}
-        return LLMConfig.from_env(
-            timeout_s=self.timeout_s, max_retries=self.max_retries, max_concurrency=self.max_concurrency,
-            max_tokens_per_run=self.max_tokens_per_run, max_cost_usd=self.max_cost_usd, cache_dir=self.cache_dir,
-            **explicit,
-        )
+        endpoint = {k: v for k, v in {"base_url": self.base_url, "model": self.model, "api_key": self.api_key}.items() if v}
+        limits = self.model_dump(include=set(LLMLimits.model_fields))
+        return LLMConfig(**limits, **endpoint, cache_dir=self.cache_dir)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._client = LLMClient(self.config())
@@ -143,7 +156,7 @@ class ModelsResource(dg.ConfigurableResource):
     datasets_dir: str = str(paths.training_dir())
     runtime_dir: str = str(paths.runtime_dir())
     registry_dir: str = str(paths.registry_dir())
-    audit_key: str | None = None  # unset: TRUFFLE_AUDIT_KEY, else a key file created in the registry
+    audit_key: str | None = None  # bound to TRUFFLE_AUDIT_KEY when set; unset: a key file made in the registry
     min_new_rated_turns: int = 20  # rated_turns_sensor re-exports the datasets after this many
 
     def dataset_dir(self, kind: str) -> Path:

@@ -47,7 +47,18 @@ DEFAULT_MODEL = "qwen/qwen3-30b-a3b-instruct-2507"
 Job = tuple[str, str, type[BaseModel], str | None]  # (system, user, schema, cache_key)
 
 
-class LLMConfig(BaseModel):
+class LLMLimits(BaseModel):
+    """How long a call may take and how much one run may spend: the knobs the Dagster
+    `LLMResource` exposes, declared once for it and for `LLMConfig`."""
+
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    max_concurrency: int = 4
+    max_tokens_per_run: int = 2_000_000
+    max_cost_usd: float = 5.0
+
+
+class LLMConfig(LLMLimits):
     """Where the OpenAI-compatible endpoint is and how much one run may spend on it.
 
     The LLM tiers are enabled only when `base_url` is set. Prices are per million tokens and only
@@ -57,12 +68,7 @@ class LLMConfig(BaseModel):
     base_url: str | None = None
     model: str = DEFAULT_MODEL
     api_key: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 3
     backoff_s: float = 1.0
-    max_concurrency: int = 4
-    max_tokens_per_run: int = 2_000_000
-    max_cost_usd: float = 5.0
     price_in_per_mtok: float = 0.10
     price_out_per_mtok: float = 0.40
     cache_dir: str | None = None
@@ -78,20 +84,27 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
-        """`TRUFFLE_LLM_BASE_URL`, `TRUFFLE_LLM_MODEL`, `TRUFFLE_LLM_API_KEY` (or
-        `OPENROUTER_API_KEY` when the base URL is OpenRouter), `TRUFFLE_LLM_CACHE_DIR`."""
-        env = os.environ
-        base_url = env.get("TRUFFLE_LLM_BASE_URL") or None
-        key = env.get("TRUFFLE_LLM_API_KEY") or None
-        if key is None and base_url and "openrouter.ai" in base_url:
-            key = env.get("OPENROUTER_API_KEY") or None
-        values: dict[str, Any] = {"base_url": base_url, "api_key": key}
-        if env.get("TRUFFLE_LLM_MODEL"):
-            values["model"] = env["TRUFFLE_LLM_MODEL"]
-        if env.get("TRUFFLE_LLM_CACHE_DIR"):
-            values["cache_dir"] = env["TRUFFLE_LLM_CACHE_DIR"]
+        """Fields from the variables `endpoint_env` names, then `overrides`."""
+        values: dict[str, Any] = {f: os.environ[name] for f, name in endpoint_env().items()}
         values.update(overrides)
         return cls(**values)
+
+
+ENV_VARS = {"base_url": "TRUFFLE_LLM_BASE_URL", "model": "TRUFFLE_LLM_MODEL", "api_key": "TRUFFLE_LLM_API_KEY",
+            "cache_dir": "TRUFFLE_LLM_CACHE_DIR"}
+
+
+def endpoint_env() -> dict[str, str]:
+    """Config field -> the set, non-empty environment variable that configures it (`ENV_VARS`, and
+    `OPENROUTER_API_KEY` for the key when the base URL is OpenRouter's and no Truffle key is set).
+
+    One rule for both readers: `LLMConfig.from_env` reads the values, the Dagster `LLMResource`
+    binds the names as `dg.EnvVar`s."""
+    env = os.environ
+    names = {f: name for f, name in ENV_VARS.items() if env.get(name)}
+    if "api_key" not in names and "openrouter.ai" in env.get(ENV_VARS["base_url"], "") and env.get("OPENROUTER_API_KEY"):
+        names["api_key"] = "OPENROUTER_API_KEY"
+    return names
 
 
 @dataclass

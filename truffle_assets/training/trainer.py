@@ -13,10 +13,11 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from truffle_assets.training.datasets import check_manifest, read_jsonl
+from truffle_assets.training.params import LoraParams
 from truffle_assets.chat_format.template import training_template
 
 Backend = Literal["trl", "unsloth"]
@@ -25,28 +26,6 @@ Progress = Callable[[int, int, float], None]  # (step, max steps, loss)
 
 class TrainingError(RuntimeError):
     """A run that cannot produce a useful adapter; the message says which check failed."""
-
-
-@dataclass(frozen=True)
-class LoraParams:
-    rank: int = 8
-    alpha: int = 16
-    dropout: float = 0.0
-    learning_rate: float = 2e-4
-    epochs: float = 1.0
-    max_steps: int = -1  # > 0 caps the run (demo and benchmark); -1 trains the full epochs
-    seq_len: int = 512
-    batch_size: int = 1
-    grad_accum: int = 1
-    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
-    seed: int = 0
-    save_steps: int = 50
-    dpo: bool = False
-    dpo_beta: float = 0.1
-    dpo_max_steps: int = -1
-    # TRL turns activation checkpointing on by default; on a CPU with RAM to spare it only costs
-    # a second forward pass per step
-    gradient_checkpointing: bool = False
 
 
 @dataclass
@@ -82,7 +61,7 @@ def read_rows(dataset_dir: str | Path, split: str = "train") -> list[dict]:
     return read_jsonl(Path(dataset_dir) / f"{split}.jsonl")
 
 
-def unmatched_targets(model, targets: tuple[str, ...]) -> list[str]:
+def unmatched_targets(model, targets: Sequence[str]) -> list[str]:
     names = [name for name, _ in model.named_modules()]
     return [t for t in targets if not any(n == t or n.endswith("." + t) for n in names)]
 
@@ -166,12 +145,12 @@ def _losses(log_history: list[dict]) -> list[float]:
     return [round(float(e["loss"]), 5) for e in log_history if "loss" in e]
 
 
-def _common_args(params: LoraParams, out: Path, max_steps: int) -> dict:
+def _common_args(params: LoraParams, out: Path, max_steps: int, save_steps: int) -> dict:
     return dict(
         output_dir=str(out), per_device_train_batch_size=params.batch_size,
         gradient_accumulation_steps=params.grad_accum, learning_rate=params.learning_rate,
         num_train_epochs=params.epochs, max_steps=max_steps, logging_steps=1,
-        save_steps=params.save_steps, save_total_limit=2, seed=params.seed, report_to=[],
+        save_steps=save_steps, save_total_limit=2, seed=params.seed, report_to=[],
         use_cpu=not _cuda(), dataloader_num_workers=0, disable_tqdm=True, max_length=params.seq_len,
         gradient_checkpointing=params.gradient_checkpointing,
         # TRL defaults to bf16 autocast; on a CPU without bf16 units that sends every matmul to
@@ -209,12 +188,12 @@ def _cuda() -> bool:
 def train(
     base_dir: str | Path, sft_dir: str | Path, out_dir: str | Path, params: LoraParams,
     dpo_dir: str | Path | None = None, backend: Backend | None = None, resume: bool = True,
-    progress: Progress | None = None,
+    save_steps: int = 50, progress: Progress | None = None,
 ) -> TrainResult:
     """SFT (then optional DPO) LoRA run; writes `out_dir/adapter` and `out_dir/train_result.json`.
 
-    Checkpoints go to `out_dir/checkpoints/{sft,dpo}`; with `resume` an interrupted run continues
-    from the newest one instead of starting over.
+    Checkpoints go to `out_dir/checkpoints/{sft,dpo}` every `save_steps`; with `resume` an
+    interrupted run continues from the newest one instead of starting over.
     """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -237,7 +216,7 @@ def train(
     train_ds = Dataset.from_list([{"messages": r["messages"]} for r in rows])
     ckpt = out / "checkpoints" / "sft"
     last = _last_checkpoint(ckpt) if resume else None
-    args = SFTConfig(**_common_args(params, ckpt, params.max_steps), assistant_only_loss=True, packing=False)
+    args = SFTConfig(**_common_args(params, ckpt, params.max_steps, save_steps), assistant_only_loss=True, packing=False)
     trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer)
     _quiet(trainer, progress)
     tokens = sum(len(x) for x in trainer.train_dataset["input_ids"])
@@ -255,7 +234,7 @@ def train(
     )
 
     if params.dpo and dpo_dir is not None:
-        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, progress)
+        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
         result.wall_s = round(time.perf_counter() - t0, 2)
 
     model.save_pretrained(result.adapter_dir)
@@ -264,7 +243,7 @@ def train(
     return result
 
 
-def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool,
+def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool, save_steps: int,
                progress: Progress | None) -> list[float]:
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
@@ -280,7 +259,7 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     ckpt = out / "checkpoints" / "dpo"
     last = _last_checkpoint(ckpt) if resume else None
     # the reference model is the SFT policy itself with the adapter disabled (PEFT), so no second copy
-    args = DPOConfig(**_common_args(params, ckpt, params.dpo_max_steps), beta=params.dpo_beta)
+    args = DPOConfig(**_common_args(params, ckpt, params.dpo_max_steps, save_steps), beta=params.dpo_beta)
     trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
     _quiet(trainer, progress)
     trainer.train(resume_from_checkpoint=last)

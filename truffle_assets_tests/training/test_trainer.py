@@ -12,6 +12,8 @@ from truffle_assets.training.trainer import (
 )
 
 SYSTEM = {"role": "system", "content": "You are memory."}
+# a small adapter keeps these runs quick (the trainer's defaults before they followed `truffle train`)
+SMALL = {"rank": 8, "alpha": 16, "seq_len": 512, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
 
 
 def _sft(i: int) -> dict:
@@ -55,7 +57,7 @@ def test_fully_masked_rows_fail_fast(world):
     model, tok = load_base(base)
     # the system + user turns alone are longer than 8 tokens: truncation leaves no assistant label
     with pytest.raises(TrainingError, match="every label masked") as err:
-        preflight(model, tok, sft, LoraParams(seq_len=8))
+        preflight(model, tok, sft, LoraParams(**{**SMALL, "seq_len": 8}))
     assert sft[0]["id"] in str(err.value)
 
 
@@ -76,18 +78,19 @@ def test_tampered_dataset_is_refused_before_training(world, tmp_path):
     train_file = tmp_path / "sft" / "train.jsonl"
     train_file.write_text(train_file.read_text().replace("friend 1", "friend 9"))
     with pytest.raises(ManifestError):
-        train(base, tmp_path / "sft", tmp_path / "run", LoraParams(max_steps=1))
+        train(base, tmp_path / "sft", tmp_path / "run", LoraParams(**SMALL, max_steps=1))
 
 
 def test_interrupted_run_resumes_from_its_checkpoint_then_dpo(world, tmp_path):
     root, base, _ = world
-    first = train(base, root / "sft", tmp_path / "run", LoraParams(max_steps=4, save_steps=2, learning_rate=1e-2))
+    first = train(base, root / "sft", tmp_path / "run", LoraParams(**SMALL, max_steps=4, learning_rate=1e-2),
+                  save_steps=2)
     assert first.steps == 4 and first.resumed_from is None and first.trainable_params > 0
     assert (tmp_path / "run" / "adapter" / "adapter_model.safetensors").exists()
     # a longer run in the same folder continues from checkpoint-4 instead of starting over
     second = train(base, root / "sft", tmp_path / "run",
-                   LoraParams(max_steps=6, save_steps=2, learning_rate=1e-2, dpo=True, dpo_max_steps=3),
-                   dpo_dir=root / "dpo")
+                   LoraParams(**SMALL, max_steps=6, learning_rate=1e-2, dpo=True, dpo_max_steps=3),
+                   dpo_dir=root / "dpo", save_steps=2)
     assert second.resumed_from and second.resumed_from.endswith("checkpoint-4")
     # the checkpoint carries the log history: steps 1-4 are the first run's, only 5 and 6 are new
     assert second.steps == 6 and second.losses[:4] == first.losses and len(second.losses) == 6

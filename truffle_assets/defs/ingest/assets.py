@@ -6,7 +6,6 @@ from datetime import date
 
 import dagster as dg
 import polars as pl
-from dagster._core.errors import DagsterInvalidPropertyError
 
 from truffle_assets.defs.partitions import chat_days, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
@@ -122,8 +121,8 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
 
 def _run_id(context: dg.AssetExecutionContext) -> str:
     try:
-        return context.run.run_id
-    except DagsterInvalidPropertyError:  # a direct call in a test has no run
+        return context.run.run_id  # context.run_id is deprecated on assets (dagster 1.13)
+    except dg.DagsterError:  # a direct call in a test has no run (DagsterInvalidPropertyError)
         return "direct-invocation"
 
 

@@ -18,6 +18,7 @@ from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.training import datasets as ds
 from truffle_assets.training.pack import PACK_VERSION, generate_pack
+from truffle_assets.training.params import LoraParams
 from truffle_assets.feedback.turns import read_store
 
 TRAINING = {"group_name": "training"}
@@ -105,25 +106,12 @@ def dpo_dataset(config: DatasetConfig, models: ModelsResource) -> dg.Materialize
     return _dataset_result("dpo", build, meta, models)
 
 
-class LoraConfig(dg.Config):
+class LoraConfig(LoraParams, dg.Config):
+    """The trainer's `LoraParams` (fields and defaults) plus what only a Dagster run chooses."""
+
     base_model: str = "qwen2.5-coder-0.5b"  # or "tiny" (tests), a local HF folder, or an HF id
     backend: str = "auto"  # auto = Unsloth when CUDA and the `gpu` extra are there, else TRL + PEFT
-    rank: int = 16
-    alpha: int = 32
-    dropout: float = 0.0
-    learning_rate: float = 2e-4
-    epochs: float = 1.0
-    max_steps: int = -1
-    seq_len: int = 768
-    batch_size: int = 1
-    grad_accum: int = 1
-    target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-    dpo: bool = False
-    dpo_beta: float = 0.1
-    dpo_max_steps: int = -1
-    seed: int = 0
     resume: bool = True
-    gradient_checkpointing: bool = False  # saves memory for long sequences on a GPU; costs time on CPU
 
 
 def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[str, str | None]:
@@ -152,19 +140,12 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
     ),
 )
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
-    from truffle_assets.training.trainer import LoraParams, loss_plot_png, select_backend, train
+    from truffle_assets.training.trainer import loss_plot_png, select_backend, train
 
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
     base, pre = base_for(config.base_model, models, sft_dir)
     run_dir = models.new_run_dir(context.run.run_id)
-    params = LoraParams(
-        rank=config.rank, alpha=config.alpha, dropout=config.dropout, learning_rate=config.learning_rate,
-        epochs=config.epochs, max_steps=config.max_steps, seq_len=config.seq_len, batch_size=config.batch_size,
-        grad_accum=config.grad_accum, target_modules=tuple(config.target_modules), seed=config.seed,
-        dpo=config.dpo, dpo_beta=config.dpo_beta, dpo_max_steps=config.dpo_max_steps,
-        gradient_checkpointing=config.gradient_checkpointing,
-    )
     backend = select_backend(None if config.backend == "auto" else config.backend)
     every = max(1, (config.max_steps if config.max_steps > 0 else 100) // 10)
 
@@ -172,7 +153,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         if step % every == 0 or step == total:
             context.log.info(f"step {step}/{total} loss {loss:.4f}")
 
-    result = train(base, sft_dir, run_dir, params, dpo_dir=dpo_dir if config.dpo else None,
+    result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
                    backend=backend, resume=config.resume, progress=progress)
     (run_dir / "base.json").write_text(json.dumps({
         "base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
