@@ -165,28 +165,29 @@ def _registry(args: argparse.Namespace):
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
-    from truffle_assets.registry import RegistryError, read_gate
+    from truffle_assets.registry import read_gate
 
     runs = Path(args.runs)
     run_dir = runs / args.run if args.run else Path(json.loads((runs / "candidate.json").read_text())["run_dir"])
-    try:
-        active = _registry(args).promote(run_dir, gate_passed=read_gate(run_dir) is True, force=args.force, reason=args.reason)
-    except RegistryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"active model: {active.run_id} ({active.gguf_path}){' [forced]' if active.forced else ''}")
-    return 0
+    return _switch_model(args, lambda reg: reg.promote(run_dir, gate_passed=read_gate(run_dir) is True,
+                                                       force=args.force, reason=args.reason), show_forced=True)
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
+    return _switch_model(args, lambda reg: reg.rollback(reason=args.reason))
+
+
+def _switch_model(args: argparse.Namespace, change, show_forced: bool = False) -> int:
+    """Promote or roll back; a refusal (gate failed, nothing to roll back to) exits 2 with the reason."""
     from truffle_assets.registry import RegistryError
 
     try:
-        active = _registry(args).rollback(reason=args.reason)
+        active = change(_registry(args))
     except RegistryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"active model: {active.run_id} ({active.gguf_path})")
+    forced = " [forced]" if show_forced and active.forced else ""
+    print(f"active model: {active.run_id} ({active.gguf_path}){forced}")
     return 0
 
 

@@ -13,6 +13,7 @@ before loading the definitions (or a test) gets the paths it asked for.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 HOME_ENV = "TRUFFLE_HOME"
@@ -21,50 +22,37 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: prompts, dag
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
 
 
-def data_root() -> Path:
+def _home() -> Path | None:
     home = os.environ.get(HOME_ENV)
-    return Path(home).expanduser().resolve() if home else PROJECT_ROOT / "data"
+    return Path(home).expanduser().resolve() if home else None
+
+
+def data_root() -> Path:
+    return _home() or PROJECT_ROOT / "data"
 
 
 def models_dir() -> Path:
     """Training runs and the assembled base models: big files kept beside, not inside, the data."""
-    home = os.environ.get(HOME_ENV)
-    return Path(home).expanduser().resolve() / "models" if home else PROJECT_ROOT / "models"
+    return (_home() or PROJECT_ROOT) / "models"
 
 
-def exports_dir() -> Path:
-    return data_root() / "exports"
+def _under_data(*parts: str) -> Callable[[], Path]:
+    def path() -> Path:
+        return data_root().joinpath(*parts)
+    return path
 
 
-def store_path() -> Path:
-    return data_root() / "memory.duckdb"
-
-
-def cache_dir() -> Path:
-    return data_root() / "cache"
-
-
-def index_dir() -> Path:
-    return data_root() / "index"
-
-
-def published_dir() -> Path:
-    return data_root() / "published"
-
-
-def runtime_dir() -> Path:
-    return data_root() / "runtime"
-
-
-def training_dir() -> Path:
-    return data_root() / "training"
-
-
-def registry_dir() -> Path:
-    return data_root() / "models" / "registry"
+exports_dir = _under_data("exports")          # where users drop WhatsApp exports
+store_path = _under_data("memory.duckdb")     # the canonical DuckDB store
+cache_dir = _under_data("cache")              # parse/author caches, the LLM response cache
+index_dir = _under_data("index")              # LanceDB tables
+published_dir = _under_data("published")      # latest.json, profile.json, facts.json: what the runtime reads
+runtime_dir = _under_data("runtime")          # the chat runtime's turns, content and feedback
+training_dir = _under_data("training")        # SFT/DPO datasets
+registry_dir = _under_data("models", "registry")  # the promoted model and the audit log
 
 
 def dagster_home() -> Path:
     """The instance `truffle ingest/up` use when `$DAGSTER_HOME` is unset."""
-    home = os.environ.get(HOME_ENV)
-    return Path(home).expanduser().resolve() / "dagster_home" if home else PROJECT_ROOT / ".dagster_home"
+    home = _home()
+    return home / "dagster_home" if home else PROJECT_ROOT / ".dagster_home"

@@ -177,3 +177,26 @@ def test_key_from_env_else_a_private_key_file(tmp_path, monkeypatch):
     reg2.promote(make_run(tmp_path, "run-b"), gate_passed=True)
     assert Registry(tmp_path / "r2", key="from-env").verify_audit().ok
     assert not Registry(tmp_path / "r2", key="other").verify_audit().ok
+
+
+def test_cli_promote_rollback_audit(tmp_path, monkeypatch, capsys):
+    """`truffle promote/rollback/audit verify` as a user runs them: refusals exit 2 with the reason."""
+    from truffle_assets.cli import main
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    registry, runs = tmp_path / "registry", tmp_path / "runs"
+    make_run(tmp_path, "run-a")
+    make_run(tmp_path, "run-b", passed=False)
+    common = ["--registry", str(registry)]
+    assert main(["promote", "run-a", "--runs", str(runs), *common]) == 0
+    assert "active model: run-a" in capsys.readouterr().out
+    assert main(["promote", "run-b", "--runs", str(runs), *common]) == 2
+    assert "eval gate failed" in capsys.readouterr().err
+    assert main(["promote", "run-b", "--runs", str(runs), "--force", "--reason", "manual check", *common]) == 0
+    assert capsys.readouterr().out.strip().endswith("[forced]")
+    assert main(["rollback", *common]) == 0
+    assert capsys.readouterr().out.strip() == f"active model: run-a ({runs / 'run-a' / 'gguf' / 'run-a-q4_k_m.gguf'})"
+    assert main(["rollback", *common]) == 2
+    assert "no previous model" in capsys.readouterr().err
+    assert main(["audit", "verify", *common]) == 0
+    assert "audit log intact" in capsys.readouterr().out
