@@ -32,7 +32,6 @@ import argparse
 import re
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
-from truffle_assets.memory.facts import compatible, consolidate, extract_claims, value_tokens  # noqa: E402
+from truffle_assets.memory.facts.consolidation import consolidate  # noqa: E402
+from truffle_assets.memory.facts.extraction import extract_claims  # noqa: E402
+from truffle_assets.memory.facts.values import compatible, value_tokens  # noqa: E402
 from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
 

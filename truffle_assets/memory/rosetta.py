@@ -49,7 +49,6 @@ class Normalized:
 
 # --- character classes -------------------------------------------------------------------
 
-_ZWJ = "\u200d"
 # Dropped everywhere (ZWJ and VS16 are kept until emoji are replaced, then dropped too).
 _INVISIBLE = dict.fromkeys(
     [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x200B, 0x200C, 0x200E, 0x200F,

@@ -8,7 +8,7 @@ per partition; `facts` is rebuilt whole from `fact_claims` (consolidation spans 
 import polars as pl
 
 from truffle_assets.memory.episodes import EPISODE_SCHEMA
-from truffle_assets.memory.facts import CLAIM_SCHEMA, FACT_SCHEMA
+from truffle_assets.memory.facts.schema import CLAIM_SCHEMA, FACT_SCHEMA
 from truffle_assets.memory.summaries import ROLLUPS_SCHEMA, SUMMARIES_SCHEMA
 
 TABLES: dict[str, dict] = {

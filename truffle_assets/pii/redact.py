@@ -24,7 +24,6 @@ PLACEHOLDERS: dict[str, str] = {
     "phone": "[PHONE]",
 }
 SECRET_TYPES = frozenset({"card", "cvv", "account", "otp", "password", "pin", "aadhaar", "pan"})
-PII_TYPES = frozenset({"email", "phone", "upi", "ifsc"})
 OUTPUT_COLUMNS = ("id", "chat_id", "day", "redacted_text", "pii_types", "sensitivity", "spans")
 
 

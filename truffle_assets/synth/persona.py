@@ -14,7 +14,6 @@ from datetime import date, timedelta
 
 USER = "Arjun Mehta"
 USER_FIRST = "Arjun"
-CORPUS_START = date(2019, 1, 13)
 CORPUS_END = date(2024, 12, 28)
 
 

@@ -16,6 +16,7 @@ import pytest
 from truffle_assets.defs.memory.assets import facts, profile
 from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS
 from truffle_assets.defs.partitions import chat_day_key, chats
+from truffle_assets.defs.resources import ExportsResource
 from truffle_assets_tests.defs.conftest import (
     CHAIN_NODES, CHAT, DAYS, FIRST, LAST, MEMORY_NODES, clone_store, frame, make_resources, range_tags, scalar,
 )
@@ -133,6 +134,16 @@ def test_profile_json_written_with_version(world):
     assert meta["version"] == doc["version"] and meta["dagster/uri"] == str(world.published / "profile.json")
     assert meta["facts_in_profile"] == doc["n_facts"] > 0
     assert doc["user"] == world.corpus.truth["user"]
+
+
+def test_profile_reads_the_user_from_the_store_unless_named(world, tmp_path):
+    """The user comes from `messages.is_user`: the exports are not read again (here: an empty folder)."""
+    root = clone_store(world, tmp_path)
+    for name, user in ((None, world.corpus.truth["user"]), ("Someone Else", "Someone Else")):
+        res = make_resources(root, tmp_path / "no-exports")
+        res["exports"] = ExportsResource(exports_dir=str(tmp_path / "no-exports"), cache_dir=str(root / "cache"), user_name=name)
+        assert dg.materialize([profile], instance=dg.DagsterInstance.ephemeral(), resources=res).success
+        assert json.loads((root / "published" / "profile.json").read_text())["user"] == user
 
 
 def test_no_raw_secret_leaves_duckdb_messages(world):

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import polars as pl
 
-from truffle_assets.memory.facts import FACT_SCHEMA
+from truffle_assets.memory.facts.schema import FACT_SCHEMA
 from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
 
 USER = "Arjun Mehta"
@@ -98,7 +98,8 @@ def test_write_profile_never_leaves_a_partial_file(tmp_path, monkeypatch):
 
 
 def test_profile_from_extracted_facts():
-    from truffle_assets.memory.facts import consolidate, extract_claims
+    from truffle_assets.memory.facts.consolidation import consolidate
+    from truffle_assets.memory.facts.extraction import extract_claims
 
     msgs = pl.DataFrame({
         "id": ["a", "b", "c"], "chat_id": ["x", "x", "y"],

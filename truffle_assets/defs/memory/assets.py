@@ -19,7 +19,8 @@ from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.partitions import chat_days, days_by_chat
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
-from truffle_assets.memory.facts import consolidate, extract_claims
+from truffle_assets.memory.facts.consolidation import consolidate
+from truffle_assets.memory.facts.extraction import extract_claims
 from truffle_assets.memory.tables import TABLES
 from truffle_assets.pii import redact_messages, redact_text
 from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
@@ -366,7 +367,8 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
     with duckdb.connect() as con:
         _ensure(con, "facts")
         all_facts = store.read_frame(con, "SELECT * FROM facts")
-    snapshot = build_profile(all_facts, exports.user(), datetime.now().replace(microsecond=0),
+        user = exports.user_name or store.stored_user(con)  # an explicit name still wins
+    snapshot = build_profile(all_facts, user, datetime.now().replace(microsecond=0),
                              max_tokens=config.max_tokens, min_confidence=config.min_confidence)
     path = published.path("profile.json")
     written = write_profile(path, snapshot)

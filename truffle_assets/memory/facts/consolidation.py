@@ -1,0 +1,203 @@
+"""Claims -> the bitemporal `facts` table: one row per (subject, predicate, compatible value) and period.
+
+Single-valued predicates (lives_in, job, partner, diet, ...) form a timeline: a new incompatible
+value closes the current fact (valid_to = new valid_from, superseded_by = new id) instead of
+deleting it, so `facts_as_of(facts, when)` answers the past. Multi-valued predicates (trip, goal,
+pet, sibling, favourite, ...) coexist. A completed event closes a matching goal; "X and I broke up"
+closes (or records) the partner fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import polars as pl
+
+from truffle_assets.memory.facts.schema import ENDINGS, FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, stable_id
+from truffle_assets.memory.facts.values import compatible, normalize_value, value_tokens
+
+
+@dataclass
+class _Cluster:
+    subject: str
+    predicate: str
+    category: str
+    claims: list[dict]
+    valid_from: date | None
+    valid_to: date | None = None
+    superseded_by: _Cluster | None = None
+    id: str = ""
+
+    @property
+    def values(self) -> list[str]:
+        return [c["value"] for c in self.claims if not c.get("_ending")]
+
+    def best(self) -> dict:
+        """The most informative claim: a full date, then most content words, most repeated, earliest."""
+        asserting = [c for c in self.claims if not c.get("_ending")] or self.claims
+        counts: dict[str, int] = {}
+        for c in asserting:
+            counts[normalize_value(c["value"])] = counts.get(normalize_value(c["value"]), 0) + 1
+
+        def key(c: dict) -> tuple:
+            v = c["value"]
+            full_date = 1 if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else 0
+            return (-full_date, -len(value_tokens(v)), -counts[normalize_value(v)], c["ts"], c["id"])
+        return min(asserting, key=key)
+
+    def holds(self, value: str) -> bool:
+        """`value` is this cluster's value, said more or less precisely (endings assert no value)."""
+        return any(compatible(value, v) for v in self.values)
+
+
+def _confidence(claims: list[dict]) -> float:
+    """Independent evidence: 1 - Π(1 - p) over messages (a message counts once, with its best claim)."""
+    per_msg: dict[str, float] = {}
+    for c in claims:
+        per_msg[c["message_id"]] = max(per_msg.get(c["message_id"], 0.0), c["confidence"])
+    miss = 1.0
+    for p in per_msg.values():
+        miss *= 1.0 - min(max(p, 0.0), 0.99)
+    return round(min(0.99, 1.0 - miss), 4)
+
+
+def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
+    """Group claims into `facts`; single-valued predicates keep superseded values with valid_to/superseded_by."""
+    if claims.height == 0:
+        return pl.DataFrame(schema=FACT_SCHEMA)
+    rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], c["id"]))
+    # A generic "favourite" whose value is also a typed favourite (e.g. favourite_sport) joins it.
+    typed: dict[tuple[str, str], str] = {}
+    for c in rows:
+        if c["predicate"].startswith("favourite_"):
+            typed.setdefault((c["subject"], normalize_value(c["value"])), c["predicate"])
+    for c in rows:
+        if c["predicate"] == "favourite":
+            for (subj, nv), pred in typed.items():
+                if subj == c["subject"] and compatible(nv, normalize_value(c["value"])):
+                    c["predicate"] = pred
+                    break
+        if c["predicate"] in ENDINGS:
+            c["predicate"] = ENDINGS[c["predicate"]]
+            c["_ending"] = True
+
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for c in rows:
+        groups.setdefault((c["subject"], c["predicate"]), []).append(c)
+
+    clusters: list[_Cluster] = []
+    for (subject, predicate), cs in sorted(groups.items()):
+        if predicate in SINGLE_VALUED:
+            clusters.extend(_timeline(subject, predicate, cs))
+        else:
+            clusters.extend(_coexisting(subject, predicate, cs))
+
+    _close_goals(clusters)
+    _drop_home_trips(clusters)
+    return _to_frame(clusters)
+
+
+def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
+    """A single-valued predicate's claims, in time order -> periods; `current` is the value in force."""
+    out: list[_Cluster] = []
+    current: _Cluster | None = None
+    for c in cs:
+        day = c["ts"].date()
+        ending = c.get("_ending")
+        if current is not None and current.holds(c["value"]):
+            current.claims.append(c)
+            if ending:  # "X and I broke up" closes the current fact
+                current.valid_to = day
+                current = None
+            continue
+        past = next((k for k in reversed(out) if k.holds(c["value"])), None)
+        if past is not None:
+            past.claims.append(c)  # a later mention of a past value (or of its end): evidence, not a move back
+            continue
+        if ending:  # the end of a fact never stated: record one that ended here
+            out.append(_Cluster(subject, predicate, c["category"], [c], None, day))
+            continue
+        new = _Cluster(subject, predicate, c["category"], [c], None if predicate in TIMELESS else day)
+        if current is not None:
+            current.valid_to = new.valid_from or day
+            current.superseded_by = new
+        out.append(new)
+        current = new
+    return out
+
+
+def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
+    """A multi-valued predicate's claims -> one open cluster per value (compatible values join)."""
+    out: list[_Cluster] = []
+    for c in cs:
+        day = c["ts"].date()
+        home = next((k for k in out if k.holds(c["value"])), None)
+        if home is not None:
+            home.claims.append(c)
+        else:
+            vf = None if predicate in ("sister", "brother", "sibling") else day
+            out.append(_Cluster(subject, predicate, c["category"], [c], vf))
+    return out
+
+
+_VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)
+
+
+def _close_goals(clusters: list[_Cluster]) -> None:
+    """A completed event whose words contain a goal's object closes that goal (achieved)."""
+    done = [k for k in clusters if k.predicate == "completed"]
+    for g in clusters:
+        if g.predicate != "goal" or g.valid_to is not None:
+            continue
+        obj = value_tokens(_VERB_LEAD.sub("", g.best()["value"]))
+        if not obj:
+            continue
+        for d in sorted(done, key=lambda k: k.claims[0]["ts"]):
+            if obj <= value_tokens(d.best()["value"]) and d.claims[0]["ts"] > g.claims[0]["ts"]:
+                g.valid_to = d.claims[0]["ts"].date()
+                g.superseded_by = d
+                break
+
+
+def _drop_home_trips(clusters: list[_Cluster]) -> None:
+    """Arriving in the city you live in (or come from) is going home, not a trip."""
+    homes = [k for k in clusters if k.predicate in ("lives_in", "hometown")]
+    for t in [k for k in clusters if k.predicate == "trip"]:
+        if any(k.subject == t.subject and k.holds(t.best()["value"]) for k in homes):
+            clusters.remove(t)
+
+
+def _to_frame(clusters: list[_Cluster]) -> pl.DataFrame:
+    for k in clusters:
+        b = k.best()
+        k.id = stable_id("fact", k.subject, k.predicate, normalize_value(b["value"]), k.valid_from or "")
+    out = []
+    for k in clusters:
+        b = k.best()
+        ts = [c["ts"] for c in k.claims]
+        evidence = sorted({c["message_id"] for c in k.claims})
+        if not evidence:
+            continue
+        out.append({
+            "id": k.id, "subject": k.subject, "predicate": k.predicate, "value": b["value"], "category": k.category,
+            "fact_text": b["fact_text"], "confidence": _confidence(k.claims), "first_seen_at": min(ts),
+            "last_seen_at": max(ts), "valid_from": k.valid_from, "valid_to": k.valid_to,
+            "superseded_by": k.superseded_by.id if k.superseded_by is not None else None,
+            "evidence_message_ids": evidence, "chat_ids": sorted({c["chat_id"] for c in k.claims}),
+        })
+    df = pl.DataFrame(out, schema=FACT_SCHEMA)
+    return df.sort("subject", "category", "predicate", "first_seen_at", "id").select(FACT_COLUMNS)
+
+
+def facts_as_of(facts: pl.DataFrame, when: date | datetime) -> pl.DataFrame:
+    """Facts that held on `when`: started on or before it (or timeless) and not yet ended."""
+    if isinstance(when, datetime):
+        when = when.date()
+    known = pl.col("first_seen_at").dt.date() <= when
+    started = pl.col("valid_from").is_null() | (pl.col("valid_from") <= when)
+    not_ended = pl.col("valid_to").is_null() | (pl.col("valid_to") > when)
+    # a timeless fact first said after `when` is still true then; a dated one only from valid_from
+    return facts.filter(started & not_ended & (known | pl.col("valid_from").is_null()
+                                               | (pl.col("valid_from") <= when)))

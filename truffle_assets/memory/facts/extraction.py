@@ -1,0 +1,223 @@
+"""Claims from the user's own messages: every rule match that is not a question, hypothetical or negation.
+
+`extract_claims(msgs)` reads normalized, redacted text (never raw text) and emits `fact_claims`
+rows; every claim keeps its message id as evidence. Questions, hypotheticals ("if I moved to X",
+"agar ...") and negations ("I don't live in X anymore") are skipped. No names or places are known
+here: values come from the text itself.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import polars as pl
+
+from truffle_assets.memory.facts.rules import (
+    FAVOURITE_KINDS,
+    GATES,
+    HYPOTHETICAL,
+    NEGATION,
+    QUESTION_START,
+    RULES,
+    SIBLING_AGE,
+    SIBLINGS,
+    Rule,
+)
+from truffle_assets.memory.facts.schema import CLAIM_COLUMNS, CLAIM_SCHEMA, stable_id
+from truffle_assets.memory.facts.values import (
+    NOT_NAMES,
+    ascii_fold,
+    birthday_value,
+    leading_name,
+    normalize_value,
+    phrase_value,
+    trailing_name,
+    value_tokens,
+)
+
+_SENT = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.findall(text) if s.strip()]
+
+
+def _build_value(rule: Rule, m: re.Match, said: date) -> tuple[str, str] | None:
+    """(value, qualifier for the fact text) or None when the captured text is not a usable value."""
+    gd = m.groupdict()
+    if rule.value == "const":
+        return rule.const, ""
+    if rule.value == "birthday":
+        v = birthday_value(m, said)
+        return (v, "") if v else None
+    if rule.value == "role":
+        role = re.sub(r"\s+", " ", gd["role"]).strip().lower()
+        if len(role.split()) > 4:
+            return None
+        org = leading_name(gd["org"]) if gd.get("org") else None
+        if gd.get("org") and not org:
+            return None
+        return (f"{role} at {org}" if org else role), ""
+    if rule.value == "org":
+        org = leading_name(gd.get("org") or "")
+        return (org, "") if org else None
+    raw = gd.get("v") or ""
+    if rule.value in ("name", "place"):
+        if rule.name == "found_home":
+            city = leading_name(raw)
+            area = leading_name(gd.get("area") or "") if gd.get("area") else None
+            if not city:
+                return None
+            return (f"{area}, {city}" if area and area != city else city), ""
+        before = m.start("v") == m.start() and m.end("v") < m.end()  # "<Name> is my brother", "<City> mein rehta"
+        v = trailing_name(raw) if before else leading_name(raw)
+        if not v:
+            return None
+        if rule.value == "place" and not before:
+            # "HSR Layout, Bengaluru": an area and its city
+            rest = m.string[m.start("v") + len(v):]
+            more = re.match(r",\s*([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?)(?=\s*(?:now|[.!,]|$|\s+(?:now|these|since|for|and)\b))", rest)
+            if more and ascii_fold(more.group(1).split()[0]).lower() not in NOT_NAMES:
+                v = f"{v}, {more.group(1)}"
+        qual = ""
+        if gd.get("rel"):
+            rel = SIBLINGS[gd["rel"].lower()]
+            adj = (gd.get("adj") or "").lower()
+            adj = SIBLING_AGE.get(adj, adj)
+            qual = (adj + " " if adj else "") + rel
+        elif gd.get("animal"):
+            qual = " ".join(x for x in ((gd.get("kind") or "").strip(), gd["animal"].lower()) if x)
+        return v, qual
+    v = phrase_value(raw)
+    if v is None:
+        return None
+    if rule.predicate == "favourite" and re.search(r"(?i)\b(you|u|him|her|them|it|this|that|ye|woh|yeh)\b", v):
+        return None
+    if rule.name == "seekhna":
+        v = "learn " + v
+    elif rule.name == "saving_for":
+        v = "save for " + v
+    return v, (gd.get("type") or "").lower()
+
+
+def _fact_predicate(rule: Rule, m: re.Match) -> str:
+    gd = m.groupdict()
+    if rule.predicate == "sibling":
+        return SIBLINGS[gd["rel"].lower()]
+    if rule.predicate == "favourite" and gd.get("type"):
+        t = gd["type"].lower().replace("colour", "color")
+        return f"favourite_{FAVOURITE_KINDS.get(t, t)}"
+    return rule.predicate
+
+
+def _fact_text(rule: Rule, subject: str, value: str, qual: str, predicate: str) -> str:
+    """The rule's template filled in; siblings, favourites and pets also name the qualifier."""
+    if rule.predicate == "sibling":
+        parts = qual.split()
+        a, r = (parts[0] + " ", parts[1]) if len(parts) == 2 else ("", parts[0])
+        return rule.template.format(s=subject, v=value, a=a, r=r)
+    if rule.predicate == "favourite":
+        return rule.template.format(s=subject, v=value, t=qual or "thing")
+    if rule.predicate == "pet":
+        return rule.template.format(s=subject, v=value, k=qual or "pet")
+    return rule.template.format(s=subject, v=value, p=predicate)
+
+
+def _blocked(sentence: str, end: int, rule: Rule) -> bool:
+    """Questions, hypotheticals and negations around a match make it no claim."""
+    s = sentence.rstrip()
+    if s.endswith("?") or QUESTION_START.match(s):
+        return True
+    if HYPOTHETICAL.search(s[:end]):
+        return True
+    if not rule.allow_negation:
+        window = s[:end]
+        if NEGATION.search(window) or re.search(r"(?i)\b(anymore|any\s+more|ab\s+nahi)\b", s):
+            return True
+    return False
+
+
+def _blocked_in_message(message: str, sentences: list[str], start: int, end: int, rule: Rule) -> bool:
+    """`_blocked` for a rule that spans sentences: a question only if the match's own sentence asks
+    too, a negation only up to 60 characters past the match's start."""
+    sent = next((s for s in sentences if s in message[start:start + len(s)]), None) or message
+    if message.rstrip().endswith("?") and sent.rstrip().endswith("?"):
+        return True
+    return bool(HYPOTHETICAL.search(message[:end]) or (
+        not rule.allow_negation and NEGATION.search(message[:min(end, start + 60)])))
+
+
+def _user_first(author: str) -> str:
+    return ascii_fold(author.split()[0]).lower() if author and author.split() else ""
+
+
+def claims_from_text(text: str, subject: str, said: date) -> list[dict]:
+    """All rule matches in one message: dicts with predicate, value, category, fact_text, confidence."""
+    out: list[dict] = []
+    if not text or not text.strip():
+        return out
+    sentences = _sentences(text)
+    for rule in RULES:
+        if not GATES[rule.name].search(text):
+            continue
+        units = [text.strip()] if rule.scope == "message" else sentences
+        for unit in units:
+            for m in rule.pattern.finditer(unit):
+                built = _build_value(rule, m, said)
+                if built is None:
+                    continue
+                value, qual = built
+                end = m.end()
+                if rule.value == "phrase" and m.groupdict().get("v"):
+                    pos = unit.find(value, m.start("v"))
+                    end = pos + len(value) if pos >= 0 else m.start("v") + len(value)
+                if rule.scope == "message":
+                    if _blocked_in_message(unit, sentences, m.start(), end, rule):
+                        continue
+                elif _blocked(unit, end, rule):
+                    continue
+                # a self-introduction must agree with how the exporter is saved, or say "my name is"
+                if rule.name == "intro" and _user_first(value) != _user_first(subject):
+                    continue
+                predicate = _fact_predicate(rule, m)
+                out.append({"predicate": predicate, "value": value, "category": rule.category,
+                            "fact_text": _fact_text(rule, subject, value, qual, predicate),
+                            "confidence": rule.confidence, "rule": rule.name})
+    # one claim per (predicate, value) per message: the strongest rule wins
+    best: dict[tuple[str, str], dict] = {}
+    for c in out:
+        k = (c["predicate"], normalize_value(c["value"]))
+        if k not in best or c["confidence"] > best[k]["confidence"]:
+            best[k] = c
+    # within a message, a value contained in a longer one of the same predicate is the same claim
+    kept = list(best.values())
+    return [c for c in kept if not any(
+        o is not c and o["predicate"] == c["predicate"] and value_tokens(c["value"]) < value_tokens(o["value"])
+        for o in kept)]
+
+
+def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
+    """`fact_claims` rows (source 'rules') from the user's messages.
+
+    Input: id, chat_id, day, ts, author, is_user, normalized_text. Only messages written by the user
+    (is_user) are read; the subject is the author's name. Ids hash message id, predicate and value.
+    """
+    rows: list[dict] = []
+    need = {"id", "chat_id", "day", "ts", "author", "is_user", "normalized_text"}
+    missing = need - set(msgs.columns)
+    if missing:
+        raise ValueError(f"extract_claims: missing columns {sorted(missing)}")
+    mine = msgs.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()
+                       & pl.col("author").is_not_null())
+    for r in mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True):
+        said = r["day"] if isinstance(r["day"], date) else r["ts"].date()
+        for c in claims_from_text(r["normalized_text"], r["author"], said):
+            rows.append({
+                "id": stable_id(r["id"], c["predicate"], normalize_value(c["value"])),
+                "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"], "predicate": c["predicate"],
+                "value": c["value"], "category": c["category"], "fact_text": c["fact_text"],
+                "confidence": float(c["confidence"]), "message_id": r["id"], "ts": r["ts"], "source": "rules",
+            })
+    df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)
+    return df.sort("ts", "id").select(CLAIM_COLUMNS)

@@ -1,0 +1,190 @@
+"""Claims -> facts: timelines for single-valued predicates, coexistence for the rest, and the past kept."""
+
+from datetime import date, datetime, timedelta
+
+import polars as pl
+
+from truffle_assets.memory.facts.consolidation import consolidate, facts_as_of
+from truffle_assets.memory.facts.extraction import extract_claims
+from truffle_assets.memory.facts.schema import CLAIM_SCHEMA, FACT_COLUMNS
+from truffle_assets_tests.memory.facts.frames import USER, claims, messages
+
+
+def test_empty_claims():
+    f = consolidate(pl.DataFrame(schema=CLAIM_SCHEMA))
+    assert f.height == 0 and tuple(f.columns) == FACT_COLUMNS
+
+
+def test_supersession_keeps_the_past():
+    t = datetime(2021, 1, 10, 9)
+    df = messages([
+        (USER, "I live in Pune these days", t),
+        (USER, "Pune rains are the best thing about living here", t + timedelta(days=100)),
+        (USER, "Hum log Bengaluru shift ho gaye!", datetime(2022, 8, 22, 20)),
+        (USER, "I live in HSR Layout, Bengaluru now", datetime(2022, 9, 20, 20)),
+        (USER, "We adopted a puppy! His name is Bruno", t + timedelta(days=5)),
+        (USER, "My goal this year is to run a half marathon", t + timedelta(days=6)),
+        (USER, "New year goal: learn Spanish", t + timedelta(days=7)),
+        (USER, "Finished my first half marathon today!", datetime(2023, 1, 21, 8)),
+    ])
+    f = consolidate(extract_claims(df))
+    assert tuple(f.columns) == FACT_COLUMNS
+    assert all(len(e) > 0 for e in f["evidence_message_ids"])  # evidence required
+    lives = f.filter(pl.col("predicate") == "lives_in").sort("first_seen_at")
+    assert lives["value"].to_list() == ["Pune", "HSR Layout, Bengaluru"]
+    pune, blr = lives.row(0, named=True), lives.row(1, named=True)
+    assert pune["valid_to"] == date(2022, 8, 22) == blr["valid_from"]
+    assert pune["superseded_by"] == blr["id"] and blr["valid_to"] is None and blr["superseded_by"] is None
+    assert sorted(pune["evidence_message_ids"]) == ["m0", "m1"]
+    assert pune["confidence"] > 0.9  # two independent mentions beat one
+    assert sorted(blr["evidence_message_ids"]) == ["m2", "m3"]  # "HSR Layout, Bengaluru" refines "Bengaluru"
+    # where did I live in 2021? and now?
+    then = facts_as_of(f, date(2021, 6, 1)).filter(pl.col("predicate") == "lives_in")
+    now = facts_as_of(f, date(2024, 1, 1)).filter(pl.col("predicate") == "lives_in")
+    assert then["value"].to_list() == ["Pune"] and now["value"].to_list() == ["HSR Layout, Bengaluru"]
+    # multi-valued goals coexist; the completed half marathon closes its goal
+    goals = {r["value"]: r for r in f.filter(pl.col("predicate") == "goal").iter_rows(named=True)}
+    assert set(goals) == {"run a half marathon", "learn Spanish"}
+    assert goals["run a half marathon"]["valid_to"] == date(2023, 1, 21) and goals["learn Spanish"]["valid_to"] is None
+    assert f.filter(pl.col("predicate") == "pet")["value"].to_list() == ["Bruno"]
+    assert consolidate(extract_claims(df)).equals(f)  # deterministic
+
+
+def test_breakup_and_diet_change():
+    df = messages([
+        (USER, "Non-veg Friday is sacred", datetime(2020, 2, 14, 20)),
+        (USER, "Neha and I broke up yesterday.", datetime(2020, 11, 16, 21)),
+        (USER, "I'm dating someone. Her name is Priya", datetime(2021, 5, 20, 21)),
+        (USER, "Day 3 of being fully vegetarian", datetime(2023, 1, 3, 9)),
+    ])
+    f = consolidate(extract_claims(df))
+    diet = f.filter(pl.col("predicate") == "diet").sort("first_seen_at")
+    assert diet["value"].to_list() == ["non-vegetarian", "vegetarian"]  # opposites, not one fact
+    assert diet["superseded_by"][0] == diet["id"][1] and diet["valid_to"][0] == date(2023, 1, 3)
+    partner = {r["value"]: r for r in f.filter(pl.col("predicate") == "partner").iter_rows(named=True)}
+    assert partner["Neha"]["valid_to"] == date(2020, 11, 16) and partner["Neha"]["valid_from"] is None
+    assert partner["Priya"]["valid_to"] is None
+    assert facts_as_of(f, date(2020, 6, 1)).filter(pl.col("predicate") == "partner")["value"].to_list() == ["Neha"]
+
+
+def _by(f: pl.DataFrame, predicate: str) -> dict[str, dict]:
+    return {r["value"]: r for r in f.filter(pl.col("predicate") == predicate).iter_rows(named=True)}
+
+
+D1, D2, D3 = datetime(2020, 1, 5, 9), datetime(2021, 3, 7, 9), datetime(2022, 8, 9, 9)
+
+
+def test_a_past_value_said_again_is_evidence_not_a_move_back():
+    f = consolidate(claims([("lives_in", "Pune", D1), ("lives_in", "Bengaluru", D2), ("lives_in", "Pune", D3)]))
+    lives = _by(f, "lives_in")
+    assert set(lives) == {"Pune", "Bengaluru"}
+    pune, blr = lives["Pune"], lives["Bengaluru"]
+    assert pune["evidence_message_ids"] == ["m0", "m2"] and pune["last_seen_at"] == D3
+    assert pune["valid_to"] == D2.date() and pune["superseded_by"] == blr["id"]
+    assert blr["valid_to"] is None  # still current
+
+
+def test_a_refinement_joins_the_current_fact_and_names_it():
+    f = consolidate(claims([("lives_in", "Bengaluru", D1), ("lives_in", "HSR Layout, Bengaluru", D2),
+                            ("lives_in", "Bengaluru", D3)]))
+    [row] = f.filter(pl.col("predicate") == "lives_in").iter_rows(named=True)
+    assert row["value"] == "HSR Layout, Bengaluru"  # most content words
+    assert row["valid_from"] == D1.date() and row["first_seen_at"] == D1 and row["last_seen_at"] == D3
+
+
+def test_an_ending_without_a_known_start_is_recorded():
+    f = consolidate(claims([("ex_partner", "Neha", D2)]))
+    [row] = f.iter_rows(named=True)
+    assert (row["predicate"], row["value"]) == ("partner", "Neha")
+    assert row["valid_from"] is None and row["valid_to"] == D2.date() and row["superseded_by"] is None
+
+
+def test_an_ending_of_a_superseded_partner_is_evidence_only():
+    f = consolidate(claims([("partner", "Neha", D1), ("partner", "Priya", D2), ("ex_partner", "Neha", D3)]))
+    partner = _by(f, "partner")
+    assert set(partner) == {"Neha", "Priya"}
+    assert partner["Neha"]["evidence_message_ids"] == ["m0", "m2"]
+    assert partner["Neha"]["valid_to"] == D2.date() and partner["Neha"]["superseded_by"] == partner["Priya"]["id"]
+    assert partner["Priya"]["valid_to"] is None  # ending Neha does not end Priya
+
+
+def test_an_ending_closes_the_current_partner_without_successor():
+    f = consolidate(claims([("partner", "Neha Kapoor", D1), ("ex_partner", "Neha", D2), ("partner", "Priya", D3)]))
+    partner = _by(f, "partner")
+    assert partner["Neha Kapoor"]["valid_to"] == D2.date() and partner["Neha Kapoor"]["superseded_by"] is None
+    assert partner["Priya"]["valid_from"] == D3.date() and partner["Priya"]["valid_to"] is None
+
+
+def test_timeless_predicates_have_no_valid_from():
+    f = consolidate(claims([("hometown", "Kochi", D1), ("hometown", "Jaipur", D2), ("birthday", "--05-17", D1)]))
+    home = _by(f, "hometown")
+    assert home["Kochi"]["valid_from"] is None and home["Jaipur"]["valid_from"] is None
+    assert home["Kochi"]["valid_to"] == D2.date() and home["Kochi"]["superseded_by"] == home["Jaipur"]["id"]
+    assert _by(f, "birthday")["--05-17"]["valid_from"] is None
+
+
+def test_a_full_birthday_outranks_a_month_day():
+    f = consolidate(claims([("birthday", "--05-17", D1), ("birthday", "--05-17", D2), ("birthday", "1994-05-17", D3)]))
+    assert f["value"].to_list() == ["1994-05-17"] and f["evidence_message_ids"][0].to_list() == ["m0", "m1", "m2"]
+
+
+def test_multi_valued_predicates_coexist():
+    f = consolidate(claims([("trip", "Goa", D1), ("trip", "Kyoto", D2), ("sister", "Meera", D2), ("sister", "Ria", D3)]))
+    trips, sisters = _by(f, "trip"), _by(f, "sister")
+    assert {v: r["valid_from"] for v, r in trips.items()} == {"Goa": D1.date(), "Kyoto": D2.date()}
+    assert all(r["valid_to"] is None for r in trips.values())
+    assert {r["valid_from"] for r in sisters.values()} == {None}  # siblings are for life
+
+
+def test_a_generic_favourite_joins_its_typed_twin():
+    f = consolidate(claims([("favourite", "Chess", D1), ("favourite_sport", "chess", D2), ("favourite", "Sushi", D3)]))
+    assert set(zip(f["predicate"], f["value"])) == {("favourite_sport", "Chess"), ("favourite", "Sushi")}  # earliest wording
+    assert _by(f, "favourite_sport")["Chess"]["evidence_message_ids"] == ["m0", "m1"]
+
+
+def test_a_trip_home_is_no_trip():
+    f = consolidate(claims([("lives_in", "HSR Layout, Bengaluru", D1), ("hometown", "Kochi", D1),
+                            ("trip", "Bengaluru", D2), ("trip", "Kochi", D2), ("trip", "Goa", D3)]))
+    assert list(_by(f, "trip")) == ["Goa"]
+    other = consolidate(claims([("lives_in", "Pune", D1)], subject="Rohan").vstack(claims([("trip", "Pune", D2)])))
+    assert list(_by(other, "trip")) == ["Pune"]  # someone else's home
+
+
+def test_only_a_later_completion_closes_a_goal():
+    early = consolidate(claims([("completed", "first half marathon", D1), ("goal", "run a half marathon", D2)]))
+    assert _by(early, "goal")["run a half marathon"]["valid_to"] is None
+    late = consolidate(claims([("goal", "run a half marathon", D1), ("completed", "first half marathon", D3),
+                               ("goal", "learn Spanish", D2)]))
+    goals, done = _by(late, "goal"), _by(late, "completed")
+    assert goals["run a half marathon"]["valid_to"] == D3.date()
+    assert goals["run a half marathon"]["superseded_by"] == done["first half marathon"]["id"]
+    assert goals["learn Spanish"]["valid_to"] is None
+
+
+def test_confidence_counts_each_message_once():
+    one_msg = consolidate(claims([("pet", "Bruno", D1, "m0", 0.8), ("pet", "Bruno", D1, "m0", 0.9)]))
+    assert one_msg["confidence"].to_list() == [0.9]
+    two_msgs = consolidate(claims([("pet", "Bruno", D1, "m0", 0.8), ("pet", "Bruno", D2, "m1", 0.5)]))
+    assert two_msgs["confidence"].to_list() == [0.9]  # 1 - 0.2 * 0.5
+    many = consolidate(claims([("pet", "Bruno", D1, f"m{i}", 1.0) for i in range(5)]))
+    assert many["confidence"].to_list() == [0.99]  # never certain
+
+
+def test_facts_do_not_depend_on_claim_order():
+    c = claims([("lives_in", "Pune", D1), ("lives_in", "Bengaluru", D2), ("goal", "learn Spanish", D1),
+                ("ex_partner", "Neha", D3), ("partner", "Neha", D1)])
+    f = consolidate(c)
+    assert consolidate(c.reverse()).equals(f)
+    assert set(f["superseded_by"].drop_nulls()) <= set(f["id"])
+
+
+def test_facts_as_of_edges():
+    f = consolidate(claims([("lives_in", "Pune", D1), ("lives_in", "Bengaluru", D2), ("hometown", "Kochi", D3)]))
+
+    def held(when):
+        return sorted(facts_as_of(f, when)["value"].to_list())
+
+    assert held(date(2019, 1, 1)) == ["Kochi"]  # timeless: true before it was first said
+    assert held(D1.date()) == ["Kochi", "Pune"]  # valid_from is inclusive
+    assert held(D2.date()) == ["Bengaluru", "Kochi"]  # valid_to is exclusive: the successor holds that day
+    assert held(D2) == held(D2.date())  # a datetime means its day

@@ -1,0 +1,82 @@
+"""Messages -> claims: only the user's own statements, one claim per value per message, with evidence."""
+
+from datetime import date, datetime, timedelta
+
+import polars as pl
+import pytest
+
+from truffle_assets.memory.facts.extraction import claims_from_text, extract_claims
+from truffle_assets.memory.facts.schema import CLAIM_COLUMNS
+from truffle_assets_tests.memory.facts.frames import USER, messages
+
+SAID = date(2024, 5, 11)
+
+
+def claims(text: str, subject: str = USER) -> list[tuple[str, str, str]]:
+    return sorted((c["predicate"], c["value"], c["rule"]) for c in claims_from_text(text, subject, SAID))
+
+
+def test_extract_claims_frame():
+    t = datetime(2023, 3, 14, 10, 0)
+    df = messages([(USER, "I live in Pune, love it", t), ("Rohan Verma", "I live in Delhi", t),
+                   (USER, "Kabir is my elder brother", t + timedelta(days=1)), (USER, None, t)])
+    c = extract_claims(df)
+    assert tuple(c.columns) == CLAIM_COLUMNS
+    assert set(c["source"]) == {"rules"}
+    assert set(zip(c["predicate"], c["value"])) == {("lives_in", "Pune"), ("brother", "Kabir")}  # only the user
+    assert set(c["subject"]) == {USER}
+    assert c.filter(pl.col("predicate") == "lives_in")["message_id"].to_list() == ["m0"]
+    assert extract_claims(df).equals(c)  # deterministic ids and order
+    assert c["id"].n_unique() == c.height
+    with pytest.raises(ValueError):
+        extract_claims(df.drop("normalized_text"))
+
+
+def test_empty_inputs():
+    c = extract_claims(messages([]))
+    assert c.height == 0 and tuple(c.columns) == CLAIM_COLUMNS
+    assert claims_from_text("", USER, SAID) == [] and claims_from_text("  \n", USER, SAID) == []
+
+
+def test_claim_ids_depend_on_message_and_value_not_wording():
+    t = datetime(2023, 3, 14, 10, 0)
+    a = extract_claims(messages([(USER, "I live in Pune", t)]))
+    b = extract_claims(messages([(USER, "Main Pune mein rehta hoon", t)]))
+    assert a["id"].to_list() == b["id"].to_list()  # same message id, predicate and value
+
+
+def test_strongest_rule_wins_within_a_message():
+    # "vegetarian" (0.8) and "don't eat meat" (0.75) say the same: one claim, from the stronger rule
+    assert claims("I'm a vegetarian, I don't eat meat") == [("diet", "vegetarian", "veg")]
+    assert claims("I don't eat meat") == [("diet", "vegetarian", "no_meat")]
+    assert claims("I live in Pune. I live in Pune") == [("lives_in", "Pune", "live_in")]
+
+
+def test_a_value_inside_a_longer_one_is_the_same_claim():
+    got = claims("Bengaluru shift ho gaye! I live in HSR Layout, Bengaluru now")
+    assert got == [("lives_in", "HSR Layout, Bengaluru", "live_in"), ("moved", "Bengaluru", "shift_ev")]
+
+
+def test_self_introduction_must_agree_with_the_exporter():
+    assert claims("Hi all, I'm Arjun here") == [("name", "Arjun", "intro")]
+    assert claims("Hi all, I'm Arjun here", subject="Rohan Verma") == []
+    assert claims("My name is Arjun Mehta", subject="Rohan Verma") == [("name", "Arjun Mehta", "name_is")]
+
+
+def test_message_scoped_rules_skip_only_questions_about_the_match():
+    assert claims("We adopted a kitten! Her name is Mochi") == [("pet", "Mochi", "pet_adopted")]
+    assert claims("Did you hear? We adopted a kitten! Her name is Mochi") == [("pet", "Mochi", "pet_adopted")]
+    assert claims("We adopted a kitten, her name is Mochi?") == []
+    assert claims("If we adopted a kitten, her name is Mochi") == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("My younger sister Priya", "Priya is Arjun Mehta's younger sister."),
+    ("Meri chhoti behen Ria", "Ria is Arjun Mehta's younger sister."),  # Hinglish age word -> younger
+    ("Chess is my favourite game", "Arjun Mehta's favourite game is Chess."),
+    ("We got a puppy! His name is Bruno", "Arjun Mehta has a puppy named Bruno."),
+    ("My dog Bruno", "Arjun Mehta has a dog named Bruno."),
+    ("I live in Pune", "Arjun Mehta lives in Pune."),
+])
+def test_fact_text_names_the_qualifier(text, expected):
+    assert [c["fact_text"] for c in claims_from_text(text, USER, SAID)] == [expected]
