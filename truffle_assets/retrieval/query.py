@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -94,3 +95,21 @@ def dates_in(query: str) -> list[tuple[date, date]]:
                 nxt = date(y + (mo == 12), mo % 12 + 1, 1)
                 out.append((date(y, mo, 1), nxt - timedelta(days=1)))
     return out
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """What retrieval reads off a query besides its embedding."""
+
+    people: list[str]  # participants of the chats searched
+    named: list[str]  # those of them the query names
+    bm25: str  # full-text query; "" when nothing is left
+    dates: list[tuple[date, date]]
+
+
+def query_terms(query: str, people: list[str]) -> QueryTerms:
+    named = names_in(query, people)
+    # Speaker names sit in every "Author: ..." passage: noise for BM25, kept for the dense side
+    # (unless the query is nothing but names).
+    bm25 = bm25_query(query, drop={n.split()[0] for n in named}) or bm25_query(query)
+    return QueryTerms(people=people, named=named, bm25=bm25, dates=dates_in(query))

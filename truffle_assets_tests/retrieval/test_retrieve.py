@@ -90,3 +90,22 @@ def test_retrieval_log_rows_and_failures_never_break(index, tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_bm25_neighbours_join_the_pool(index):
+    narrow = RetrievalWeights(candidates=1)  # one dense and one BM25 hit (a6): the rest comes from spreading
+    pack = retrieve("garlic pasta recipe", index, k=10, chats=["alice"], weights=narrow, expand=False)
+    lexical = {i.message_id: i.components.lexical for i in pack.items}
+    assert lexical == {"a6": 1.0, "a5": 0.3, "a7": 0.3} and pack.message_ids[0] == "a6"
+    assert all(i.via == "raw" for i in pack.items)
+    off = retrieve("garlic pasta recipe", index, k=10, chats=["alice"], expand=False,
+                   weights=narrow.model_copy(update={"lexical_neighbours": 0.0}))
+    assert off.message_ids == ["a6"]
+
+
+def test_off_topic_query_is_flagged_uncertain(index):
+    pack = retrieve("quantum chromodynamics on a lattice", index, k=5)
+    assert pack.items and all(i.uncertain for i in pack.items)
+    assert all(i.components.semantic < 0.4 and i.components.lexical == 0 for i in pack.items)
+    sure = retrieve("garlic pasta recipe", index, k=5)
+    assert sure.items[0].message_id == "a6" and not sure.items[0].uncertain
