@@ -1,0 +1,228 @@
+"""The whole ingest chain on a PostgreSQL-backed Dagster instance (dagster.postgres.yaml).
+
+`scripts/postgres.sh` installs and starts the server (or finds it running) exactly as a user would;
+each test session gets its own database, dropped at the end. `ingest_all` — what `truffle ingest`
+and the sensor's runs do — materializes three small chats (a few days each: every partition costs
+event-log rows, and the point here is the instance) through real runs on that
+instance, then one chat's range runs again as a job on the multiprocess executor, its steps in the
+`duckdb` pool with slots claimed in Postgres. Runs, materializations and partitions are read back
+through the instance and straight from the Postgres tables; the memory must be on disk.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from truffle_assets import paths
+from truffle_assets.defs.partitions import chat_range_tags, chats
+from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, CHAT_DAY_KEYS
+from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource
+from truffle_assets_tests.conftest import write_export
+
+SCRIPT = paths.PROJECT_ROOT / "scripts" / "postgres.sh"
+CONFIG = paths.PROJECT_ROOT / "dagster.postgres.yaml"
+# three chats of a few days; Arjun (in every chat) is the user and states where he lives
+EXPORTS = {
+    "WhatsApp Chat with Priya.txt": [
+        "12/03/2024, 09:00 - Priya: Good morning! Are you coming to the meetup on Saturday?",
+        "12/03/2024, 09:02 - Arjun: Morning! Yes, I live in Pune now so it is a short ride",
+        "12/03/2024, 09:03 - Priya: Great, bring the slides",
+        "13/03/2024, 18:30 - Arjun: Slides are done, sending them tonight",
+        "13/03/2024, 18:31 - Priya: <Media omitted>",
+        "14/03/2024, 21:15 - Priya: See you on Saturday at 10",
+        "14/03/2024, 21:16 - Arjun: See you there",
+    ],
+    "WhatsApp Chat with Rahul.txt": [
+        "[02/04/2024, 10:00:00] Rahul: hey, cricket on Sunday?",
+        "[02/04/2024, 10:00:05] Arjun: yes! I love playing cricket, count me in",
+        "[03/04/2024, 08:10:00] Rahul: ground booked for 7am",
+        "[03/04/2024, 08:12:30] Arjun: perfect, I will bring the bat",
+    ],
+    "WhatsApp Chat with Mom.txt": [
+        "20/04/2024, 19:00 - Mom: Did you eat?",
+        "20/04/2024, 19:05 - Arjun: Yes, dal and rice. Calling you after work",
+        "21/04/2024, 08:00 - Mom: Happy birthday beta!",
+        "21/04/2024, 08:30 - Arjun: Thank you Mom, coming home for dinner",
+    ],
+}
+PG_ENV = ("DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USERNAME", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB")
+
+
+def _installable() -> bool:
+    return bool(shutil.which("pg_ctl") or glob.glob("/usr/lib/postgresql/*/bin/pg_ctl") or shutil.which("apt-get"))
+
+
+pytestmark = pytest.mark.skipif(
+    not _installable(), reason="no PostgreSQL binaries and no apt-get to install them (scripts/postgres.sh needs one)"
+)
+
+
+def _script(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def pg_env():
+    """DAGSTER_PG_* for a fresh database on the project's server, started here if it was not running."""
+    was_running = _script("status").returncode == 0
+    db = f"truffle_test_{uuid.uuid4().hex[:10]}"
+    started = _script("start", env={"DAGSTER_PG_DB": db})
+    assert started.returncode == 0, f"scripts/postgres.sh failed:\n{started.stderr}"
+    line = started.stdout.strip().splitlines()[-1]
+    env = dict(pair.split("=", 1) for pair in line.removeprefix("export ").split())
+    assert set(env) == set(PG_ENV) and env["DAGSTER_PG_DB"] == db, line
+    yield env
+    import psycopg2
+
+    con = psycopg2.connect(host=env["DAGSTER_PG_HOST"], port=env["DAGSTER_PG_PORT"], user=env["DAGSTER_PG_USERNAME"],
+                           password=env["DAGSTER_PG_PASSWORD"], dbname="postgres")
+    con.autocommit = True
+    with con.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+    con.close()
+    if not was_running:
+        _script("stop")
+
+
+def _sql(env: dict, query: str, params: tuple = ()) -> list[tuple]:
+    import psycopg2
+
+    with psycopg2.connect(host=env["DAGSTER_PG_HOST"], port=env["DAGSTER_PG_PORT"], user=env["DAGSTER_PG_USERNAME"],
+                          password=env["DAGSTER_PG_PASSWORD"], dbname=env["DAGSTER_PG_DB"]) as con:
+        with con.cursor() as cur:
+            cur.execute(query, params)
+            return cur.fetchall()
+
+
+def chain_job() -> dg.JobDefinition:
+    """The chat × day chain as a job on the multiprocess executor, with the resources `paths` gives for
+    $TRUFFLE_HOME. Reconstructable: each step process imports this module and rebuilds it."""
+    resources = {
+        "exports": ExportsResource(exports_dir=str(paths.exports_dir()), cache_dir=str(paths.cache_dir())),
+        "duckdb": DuckDBStore(path=str(paths.store_path())),
+        "llm": LLMResource(cache_dir=str(paths.cache_dir() / "llm")),
+        "index": IndexResource(root=str(paths.index_dir())),
+        "published": PublishedResource(dir=str(paths.published_dir())),
+    }
+    job = dg.define_asset_job("chat_day_chain", selection=CHAT_DAY_KEYS,
+                              executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
+    return dg.Definitions(assets=CHAT_DAY_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_day_chain")
+
+
+@pytest.fixture(scope="module")
+def built(pg_env, tmp_path_factory):
+    """A Postgres-backed instance in a temp DAGSTER_HOME, and `ingest_all` over the three chats."""
+    from truffle_assets.defs.ingest.runner import ingest_all
+
+    root = tmp_path_factory.mktemp("pg_world")
+    home = root / "dagster_home"
+    home.mkdir()
+    shutil.copy(CONFIG, home / "dagster.yaml")
+    for name, lines in EXPORTS.items():
+        write_export(root / "exports", name, lines)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in pg_env.items():
+            mp.setenv(k, v)
+        mp.setenv("DAGSTER_HOME", str(home))
+        mp.setenv("TRUFFLE_HOME", str(root))  # the step processes of the multiprocess run build paths from it
+        for k in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
+            mp.delenv(k, raising=False)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            report = ingest_all(exports_dir=root / "exports", db_path=root / "memory.duckdb", instance=instance,
+                                llm=LLMResource(cache_dir=str(root / "cache" / "llm")))
+            yield root, instance, report
+
+
+def test_instance_storage_is_postgres(built):
+    from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage
+
+    _, instance, _ = built
+    assert isinstance(instance.run_storage, PostgresRunStorage)
+    assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
+    assert isinstance(instance.schedule_storage, PostgresScheduleStorage)
+    assert instance.event_log_storage.supports_global_concurrency_limits
+    assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+
+
+def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
+    root, instance, report = built
+    assert report["failed"] == 0, report
+    assert len(report["chats"]) == len(EXPORTS) and report["user"] == "Arjun" and report["profile"]["success"]
+    run_ids = [r["run_id"] for e in report["chats"].values() for r in e["runs"]] + [report["profile"]["run_id"]]
+    assert all(r["success"] for e in report["chats"].values() for r in e["runs"])
+
+    # through the instance: runs, the chats partitions, one materialization per (chat, day) and asset
+    records = {r.dagster_run.run_id: r for r in instance.get_run_records(dg.RunsFilter(run_ids=run_ids))}
+    assert set(records) == set(run_ids)
+    assert {r.dagster_run.status for r in records.values()} == {dg.DagsterRunStatus.SUCCESS}
+    assert sorted(instance.get_dynamic_partitions(chats.name)) == sorted(report["chats"])
+    expected = {
+        f"{chat}|{d}" for chat, e in report["chats"].items() for r in e["runs"]
+        for d in _days(r["first_day"], r["last_day"])
+    }
+    for key in CHAT_DAY_KEYS:
+        assert instance.get_materialized_partitions(key) == expected, key
+    assert instance.get_latest_materialization_event(dg.AssetKey("profile")) is not None
+
+    # straight from Postgres: the same runs, partitions and events are rows in its tables
+    rows = dict(_sql(pg_env, "SELECT run_id, status FROM runs WHERE run_id = ANY(%s)", (run_ids,)))
+    assert rows == {r: "SUCCESS" for r in run_ids}
+    assert sorted(p for (p,) in _sql(pg_env, "SELECT partition FROM dynamic_partitions WHERE partitions_def_name = %s",
+                                     (chats.name,))) == sorted(report["chats"])
+    mats = dict(_sql(pg_env, """SELECT asset_key, count(DISTINCT partition) FROM event_logs
+                               WHERE dagster_event_type = 'ASSET_MATERIALIZATION' GROUP BY asset_key"""))
+    for key in CHAT_DAY_KEYS:
+        assert mats[key.to_string()] == len(expected), key
+    assert _sql(pg_env, "SELECT count(*) FROM event_logs WHERE dagster_event_type = 'ASSET_CHECK_EVALUATION'")[0][0] > 0
+
+    # the memory the runs wrote
+    with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
+        n = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+             for t in ("messages", "message_streams", "episodes", "summaries", "facts")}
+    assert all(v > 0 for v in n.values()), n
+    pointer = json.loads((root / "published" / "latest.json").read_text())
+    assert pointer["rows"]["raw_episodes_index"] > 0 and set(pointer["watermarks"]) == set(report["chats"])
+    assert (root / "published" / "profile.json").is_file()
+
+
+def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
+    """The executor launched runs use: one step process per asset, each claiming the `duckdb` pool's
+    single slot from Postgres before it opens the store."""
+    root, instance, report = built
+    chat, entry = sorted(report["chats"].items())[0]
+    run = entry["runs"][0]
+    with dg.execute_job(dg.reconstructable(chain_job), instance=instance,
+                        tags=chat_range_tags(chat, run["first_day"], run["last_day"])) as result:
+        assert result.success
+        run_id = result.run_id
+        steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
+    assert steps == {k.to_python_identifier() for k in CHAT_DAY_KEYS}
+    events = instance.all_logs(run_id)
+    assert any(e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"
+               and "multiprocess" in e.user_message.lower() for e in events)
+    # every step went through the pool: Postgres holds the duckdb pool, at limit 1, now free
+    info = instance.event_log_storage.get_concurrency_info("duckdb")
+    assert info.slot_count == 1 and not info.claimed_slots and not info.pending_steps
+    assert _sql(pg_env, "SELECT count(*) FROM concurrency_slots WHERE concurrency_key = 'duckdb'")[0][0] == 1
+    pids = {e.dagster_event.pid for e in events if e.dagster_event and e.dagster_event.event_type_value == "STEP_START"}
+    assert len(pids) == len(CHAT_DAY_KEYS) and os.getpid() not in pids  # one process per step, none in-process
+    # re-running the range changed nothing on disk (delete-then-insert per partition)
+    with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM messages WHERE chat_id = ?", [chat]).fetchall()[0][0] > 0
+
+
+def _days(first: date, last: date) -> list[str]:
+    return [str(date.fromordinal(o)) for o in range(first.toordinal(), last.toordinal() + 1)]
