@@ -1,0 +1,150 @@
+"""Time to a newcomer's first answer: a fresh data root and instance, the real `truffle ingest`, one recall.
+
+    .venv/bin/python benchmarks/first_answer_bench.py                       # the `truffle up` sample set
+    .venv/bin/python benchmarks/first_answer_bench.py --chats 2 --tokens 20000   # quick look
+
+In a temporary `$TRUFFLE_HOME` and a fresh SQLite `$DAGSTER_HOME` (what a newcomer gets), it writes
+the sample export set, runs the real `truffle ingest` (real Dagster runs on the local instance, not
+asset functions called directly) and then one `truffle recall`, each as a subprocess, timed from
+the outside. In the same run it embeds the texts the index holds alone, with the same model, as
+the floor no ingest can beat. From the instance's event log it splits each step into compute (step
+start to its first materialization event) and Dagster bookkeeping (the rest of the step: one
+planned and one materialized event per partition, and the run launch around the steps).
+
+Last line: `first_recall_s=<s> embed_only_s=<e> ratio=<e/s> dagster_share=<share>` (issue 12's goal:
+ratio ≥ 0.7, dagster_share ≤ 0.10).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TRUFFLE = str(Path(sys.executable).with_name("truffle"))
+QUESTION = "when is the birthday party?"
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd[1:3])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return took, proc
+
+
+def step_split(dagster_home: Path) -> dict:
+    """Seconds of asset compute vs Dagster bookkeeping over every run in the instance."""
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    import dagster as dg
+
+    instance = dg.DagsterInstance.get()
+    compute = steps = runs_wall = 0.0
+    events = partitions = 0
+    per_asset: dict[str, float] = defaultdict(float)
+    runs = instance.get_runs()
+    for run in runs:
+        records = instance.all_logs(run.run_id)
+        events += len(records)
+        started: dict[str, float] = {}
+        first_mat: dict[str, float] = {}
+        ts = [r.timestamp for r in records]
+        runs_wall += max(ts) - min(ts)
+        for r in records:
+            ev = r.dagster_event
+            if ev is None or r.step_key is None:
+                continue
+            kind = ev.event_type_value
+            if kind == "STEP_START":
+                started[r.step_key] = r.timestamp
+            elif kind == "ASSET_MATERIALIZATION":
+                partitions += 1
+                first_mat.setdefault(r.step_key, r.timestamp)
+            elif kind in ("STEP_SUCCESS", "STEP_FAILURE") and r.step_key in started:
+                end = r.timestamp
+                steps += end - started[r.step_key]
+                c = first_mat.get(r.step_key, end) - started[r.step_key]
+                compute += c
+                per_asset[r.step_key] += c
+    return {"runs": len(runs), "events": events, "materializations": partitions, "runs_wall_s": runs_wall,
+            "steps_s": steps, "compute_s": compute, "per_asset_compute_s": dict(per_asset)}
+
+
+def embed_alone(home: Path) -> tuple[float, int]:
+    """The texts the index embedded (message passages + summaries), embedded again alone."""
+    import lancedb
+
+    from truffle_assets.index.embedder import Embedder
+
+    db = lancedb.connect(str(home / "index"))
+    texts = db.open_table("raw_episodes_index").search().select(["passage"]).limit(None).to_arrow()["passage"].to_pylist()
+    texts += db.open_table("episodic_summaries").search().select(["text"]).limit(None).to_arrow()["text"].to_pylist()
+    embedder = Embedder()
+    embedder.encode(["warm up"])  # model load is not embedding work: the ingest loads it once too
+    t0 = time.perf_counter()
+    embedder.encode(texts)
+    return time.perf_counter() - t0, len(texts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--chats", type=int, default=10, help="sample chats (truffle up writes 10)")
+    ap.add_argument("--tokens", type=int, default=400_000, help="sample size (truffle up writes 400K)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary data root and instance")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="truffle-first-answer-"))
+    home, dagster_home = tmp / "home", tmp / "dagster_home"
+    dagster_home.mkdir(parents=True)
+    shutil.copy(ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    env = {**os.environ, "TRUFFLE_HOME": str(home), "DAGSTER_HOME": str(dagster_home), "HF_HUB_OFFLINE": "1"}
+    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY"):  # a newcomer's offline default
+        env.pop(var, None)
+
+    synth_s, _ = timed([TRUFFLE, "synth", "--out", str(home / "exports"), "--chats", str(args.chats),
+                        "--tokens", str(args.tokens), "--seed", str(args.seed)], env)
+    ingest_s, proc = timed([TRUFFLE, "ingest"], env)
+    report = json.loads(proc.stdout)
+    recall_s, proc = timed([TRUFFLE, "recall", QUESTION, "--json"], env)
+    hits = len(json.loads(proc.stdout).get("items", []))
+    first_recall_s = ingest_s + recall_s
+
+    split = step_split(dagster_home)
+    embed_s, n_texts = embed_alone(home)
+    dagster_share = 1 - split["compute_s"] / ingest_s
+
+    messages = sum(sum(r.get("rows", 0) for r in c.get("runs", [])) for c in report["chats"].values())
+    print(f"sample: {args.chats} chats, {args.tokens:,} tokens, {messages:,} messages; {n_texts:,} texts in the index")
+    print(f"synth {synth_s:.1f} s (not counted)")
+    print("| stage | seconds |\n|---|---|")
+    print(f"| truffle ingest (wall) | {ingest_s:.1f} |")
+    print(f"| truffle recall (wall, {hits} hits) | {recall_s:.1f} |")
+    print(f"| Dagster runs: {split['runs']}, events: {split['events']:,}, materializations: "
+          f"{split['materializations']:,} | run wall {split['runs_wall_s']:.1f} |")
+    print(f"| steps | {split['steps_s']:.1f} |")
+    print(f"| asset compute (step start → first materialization) | {split['compute_s']:.1f} |")
+    for step, s in sorted(split["per_asset_compute_s"].items(), key=lambda kv: -kv[1])[:8]:
+        print(f"|   {step} | {s:.1f} |")
+    print(f"| embedding alone | {embed_s:.1f} |")
+    if args.keep:
+        print(f"kept: {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"first_recall_s={first_recall_s:.1f} embed_only_s={embed_s:.1f} ratio={embed_s / first_recall_s:.3f} "
+          f"dagster_share={dagster_share:.3f}")
+    from benchmarks import exit_quietly
+
+    exit_quietly(0)
+
+
+if __name__ == "__main__":
+    main()
