@@ -46,6 +46,20 @@ _TIME_PARTS = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?(?:[ \u00a0\u202f_]?(.+))
 _ERAS = {"R": 2018, "H": 1988, "S": 1925, "T": 1911, "M": 1867}
 ORDERS = ("dmy", "mdy")
 
+MAX_AUTHOR_LEN = 80
+AUTHOR_SCAN = MAX_AUTHOR_LEN * 2 + 2  # how far into its line the ": " after a name may sit
+_QUOTES = frozenset('"“”«»')
+_NAME_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", **{c: None for c in MARKS}})
+
+
+def author_name(raw: str) -> str | None:
+    """The author in the text before a header's ": ", or None if that text is no name (a system line)."""
+    name = raw if raw.isascii() else raw.translate(_NAME_SPACES)
+    name = name.strip()
+    if name and len(name) <= MAX_AUTHOR_LEN and _QUOTES.isdisjoint(name):
+        return name
+    return None
+
 
 class HeaderDate:
     """One distinct date string of the file, readable under either day/month order."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
+
 from truffle_assets.parsing.headers import MARKS
 
 MESSAGE, MEDIA, DELETED, LOCATION, CONTACT, POLL, CALL, SYSTEM = (
@@ -90,7 +92,7 @@ _PHRASES = {
     "contact card omitted": CONTACT,
     "null": MEDIA,  # Android's view-once media
 }
-_PHRASE_MAX = 60  # phrases are at most 34 characters; call notices ("Missed group video call") about as short
+PHRASE_MAX = _PHRASE_MAX = 60  # phrases are at most 34 characters; call notices ("Missed group video call") about as short
 _EDITED_TAIL = 80  # the edited marker sits at the very end; only its tail is searched
 
 
@@ -110,13 +112,20 @@ def classify(author: str | None, text: str) -> tuple[str, bool]:
         return _placeholder_kind(text, first), edited
     # No mark, link, "WhatsApp" or closing bracket: only the short fixed phrases remain possible.
     if len(first) <= _PHRASE_MAX:
-        low = first.strip().lower().rstrip(".")
-        kind = _PHRASES.get(low)
-        if kind is not None and (kind != POLL or nl >= 0):
-            return kind, edited
-        if _CALL.match(low):
-            return CALL, edited
+        return short_kind(first, nl >= 0), edited
     return MESSAGE, edited
+
+
+def short_kind(first: str, multiline: bool) -> str:
+    """The kind of an entry whose first line (at most _PHRASE_MAX long) _suspect() passed: a fixed
+    phrase, a call notice, or a message."""
+    low = first.strip().lower().rstrip(".")
+    kind = _PHRASES.get(low)
+    if kind is not None and (kind != POLL or multiline):
+        return kind
+    if _CALL.match(low):
+        return CALL
+    return MESSAGE
 
 
 def _suspect(head: str, first: str) -> bool:
@@ -130,6 +139,45 @@ def _suspect(head: str, first: str) -> bool:
         or "OCATION" in head
         or "WhatsApp" in head
         or first.rstrip().endswith((">", ")"))
+    )
+
+
+# Python's str.isspace() / str.strip() whitespace; Rust's `\s` lacks U+001C..U+001F (test_kinds_columns checks it).
+PY_SPACE = r"[\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
+
+
+def suspect_piece(line: pl.Expr) -> pl.Expr:
+    """_suspect()'s content tests on one line of an entry, over a whole column. An entry any of
+    whose lines passes this may be a placeholder; so may one whose first line passes
+    suspect_first_line() or whose text ends in ">". Every entry _suspect() flags is flagged
+    here (lines beyond PLACEHOLDER_MAX are tested too: a superset), so the rest skip the Python decision."""
+    return (
+        line.str.contains(f"[{MARKS}]")
+        | line.str.contains("://", literal=True)
+        | line.str.contains("ocation", literal=True)
+        | line.str.contains("OCATION", literal=True)
+        | line.str.contains("WhatsApp", literal=True)
+    )
+
+
+def suspect_first_line(first: pl.Expr) -> pl.Expr:
+    """_suspect()'s test on the first line: it ends in ">" or ")" before trailing whitespace."""
+    return first.str.contains(f"[>)]{PY_SPACE}*$")
+
+
+# How a call notice without other scripts starts (_CALL's alternatives that are all ASCII).
+_CALL_ASCII_START = "^(?:missed |voice call|video call|verpasster |llamada perdida|chiamata |chamada )"
+_ASCII_SPACE = " \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"  # what str.strip() removes from ASCII text
+
+
+def maybe_phrase(first: pl.Expr) -> pl.Expr:
+    """False where short_kind(first) is surely MESSAGE, over a whole column. Exact screening for
+    ASCII lines (lower-casing and stripping agree with Python's there); True for all others."""
+    low = first.str.strip_chars(_ASCII_SPACE).str.to_lowercase().str.strip_chars_end(".")
+    return (
+        ~first.str.contains(r"^[\x00-\x7f]*$")
+        | low.is_in(list(_PHRASES))
+        | low.str.contains(_CALL_ASCII_START)
     )
 
 

@@ -7,18 +7,26 @@ the file's line count, and the result carries them so ingestion can report them.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 
-from truffle_assets.parsing.headers import GROUPS, HEADER, MARKS, HeaderDate, decide_orders, parse_time
+from truffle_assets.parsing.headers import (
+    AUTHOR_SCAN,
+    GROUPS,
+    HEADER,
+    MAX_AUTHOR_LEN,  # noqa: F401 (part of this module's interface)
+    HeaderDate,
+    author_name,
+    decide_orders,
+    parse_time,
+)
+from truffle_assets.parsing.columnar import Columns, parse_columns, to_series
 from truffle_assets.parsing.kinds import SYSTEM, classify
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
 
-MAX_AUTHOR_LEN = 80
-_QUOTES = frozenset('"“”«»')
-_NAME_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", **{c: None for c in MARKS}})
 
 
 @dataclass(slots=True)
@@ -99,7 +107,7 @@ def _lf_only(text: str) -> str:
     return text
 
 
-_AUTHOR_SCAN = MAX_AUTHOR_LEN * 2 + 2  # how far into its line the ": " after a name may sit
+_AUTHOR_SCAN = AUTHOR_SCAN
 STRIDE = GROUPS + 1  # HEADER.split() yields the groups of each header-like line, then the text after it
 
 
@@ -118,11 +126,8 @@ def _author(chunk: str, bare: bool) -> tuple[str | None, int] | None:
     if i < 0 and 0 < line_len < _AUTHOR_SCAN and chunk[line_len - 1] == ":":
         i = line_len - 1  # "Name:" with an empty body
     if i > 0:
-        name = chunk[:i]
-        if not name.isascii():
-            name = name.translate(_NAME_SPACES)
-        name = name.strip()
-        if name and len(name) <= MAX_AUTHOR_LEN and _QUOTES.isdisjoint(name):
+        name = author_name(chunk[:i])
+        if name is not None:
             return name, i + 2 if i + 2 <= line_len else line_len
     return None if bare else (None, 0)
 
@@ -214,6 +219,48 @@ def _decide(parts: list) -> tuple[dict[str, HeaderDate], dict]:
 
 
 def parse_text(text: str, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
+    """Parse over whole columns (columnar.py); text polars cannot hold takes the row parser."""
+    text = _lf_only(text)
+    if not text.strip():
+        raise ExportError(source, "empty file: no chat lines")
+    whole = to_series(text)
+    if whole is None:
+        return parse_rows(text, source, encoding)
+    c = parse_columns(text, whole)
+    if c is None:
+        _no_header(text, source)
+    entries = _entries(c)
+    return _result(source, entries, c.lines_total, c.quarantined, encoding, c.orders)
+
+
+def _entries(c: Columns) -> list[Entry]:
+    """One Entry per row, built by map() in C. The cyclic garbage collector is paused meanwhile:
+    entries hold only strings, numbers and datetimes, so the collections their allocation would
+    trigger (each also walking the older heap) cannot free anything."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return list(map(Entry, c.ts, c.author, c.text, c.kind, c.line_start, c.line_end, c.edited))
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _no_header(text: str, source: str):
+    lines = split_lines(text)
+    first = next(n for n, ln in enumerate(lines, 1) if ln.strip())
+    raise ExportError(source, f"no WhatsApp message header found; first line is {lines[first - 1][:80]!r}", first)
+
+
+def _result(source, entries, lines_total, quarantined, encoding, orders) -> ParseResult:
+    n_header = sum(1 for e in entries if e.author is not None)
+    n_system = len(entries) - n_header
+    n_cont = lines_total - n_header - n_system - len(quarantined)
+    return ParseResult(source, entries, lines_total, n_header, n_cont, n_system, quarantined, encoding, orders)
+
+
+def parse_rows(text: str, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
+    """The row parser: one header at a time from HEADER.split(). The reference for parse_columns."""
     text = _lf_only(text)
     if not text.strip():
         raise ExportError(source, "empty file: no chat lines")
@@ -243,16 +290,9 @@ def parse_text(text: str, source: str = "<text>", encoding: str = "utf-8") -> Pa
             continue
         out.add(datetime.combine(day, tm), split[0], split[1], chunk)
     out.finish()
-    entries = out.entries
-    if not entries:
-        lines = split_lines(text)
-        first = next(n for n, ln in enumerate(lines, 1) if ln.strip())
-        raise ExportError(source, f"no WhatsApp message header found; first line is {lines[first - 1][:80]!r}", first)
-    lines_total = out.line - 1
-    n_header = sum(1 for e in entries if e.author is not None)
-    n_system = len(entries) - n_header
-    n_cont = lines_total - n_header - n_system - len(out.quarantined)
-    return ParseResult(source, entries, lines_total, n_header, n_cont, n_system, out.quarantined, encoding, orders)
+    if not out.entries:
+        _no_header(text, source)
+    return _result(source, out.entries, out.line - 1, out.quarantined, encoding, orders)
 
 
 def parse_export(export: ExportText) -> ParseResult:
