@@ -41,12 +41,13 @@ from benchmarks import exit_quietly, runtime_bench  # noqa: E402
 from benchmarks.corpus import corpus  # noqa: E402
 from truffle_assets import store  # noqa: E402
 from truffle_assets.defs.memory.assets import profile  # noqa: E402
-from truffle_assets.defs.partitions import chat_day_key, chat_range_tags, within_partitions  # noqa: E402
+from truffle_assets.defs.partitions import chat_day_key, chat_range_tags, day_window  # noqa: E402
 from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS  # noqa: E402
 from truffle_assets.defs.resources import (  # noqa: E402
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
 from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
+from truffle_assets.planning import split_window  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -89,7 +90,7 @@ def main() -> None:
     instance.add_dynamic_partitions("chats", sorted(found))
     ranges = {}
     for chat, paths in sorted(found.items()):
-        days, _ = within_partitions(load_chat(chat, paths).days)
+        days, _ = split_window(load_chat(chat, paths).days, day_window())
         ranges[chat] = (days[0], days[-1], len(days))
     partitions = sum(n for _, _, n in ranges.values())
     print(f"corpus: {exports.name}  tokens={tokens:,}  chats={len(found)}  chat-day partitions={partitions:,}")

@@ -96,7 +96,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     exports = Path(args.exports)
     exports.mkdir(parents=True, exist_ok=True)
     if not scan_exports(exports):
-        print(f"{exports} is empty: writing the sample export set into {exports}", flush=True)
+        print(f"{exports} is empty: writing the sample export set into it", flush=True)
         write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
     _local_dagster_home()
     report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")

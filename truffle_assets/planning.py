@@ -76,12 +76,17 @@ def plan_ingest(
             continue
         digests = load.day_digests()
         days = changed_days(load.days, digests, digests_stored, new)
-        inside = [d for d in days if window[0] <= d <= window[1]]
-        outside = [d for d in days if not window[0] <= d <= window[1]]
+        inside, outside = split_window(days, window)
         ranges = [DayRange(first, last, range_digest(first, last, digests)) for first, last in contiguous_ranges(inside)]
         planned.append(ChatPlan(chat, len(load.days), ranges, outside))
         files.update(hashes)
     return IngestPlan(planned, unreadable, files)
+
+
+def split_window(days: list[date], window: tuple[date, date]) -> tuple[list[date], list[date]]:
+    """(days that have a partition, days that don't) for the window's first and last day."""
+    first, last = window
+    return [d for d in days if first <= d <= last], [d for d in days if not first <= d <= last]
 
 
 def changed_days(load_days: list[date], digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:

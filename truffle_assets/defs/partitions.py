@@ -31,13 +31,6 @@ def day_window() -> tuple[date, date]:
     return date.fromisoformat(HISTORY_START), date.today()
 
 
-def within_partitions(days: list[date]) -> tuple[list[date], list[date]]:
-    """Split days into those that have a partition (HISTORY_START through today) and those that don't."""
-    start, today = day_window()
-    inside = [d for d in days if start <= d <= today]
-    return inside, [d for d in days if not start <= d <= today]
-
-
 def chat_range_tags(chat: str, first: date, last: date) -> dict[str, str]:
     """Tags that make one run cover all `chat`'s days from `first` to `last` (single-run backfill)."""
     return {

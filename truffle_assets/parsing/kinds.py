@@ -92,7 +92,7 @@ _PHRASES = {
     "contact card omitted": CONTACT,
     "null": MEDIA,  # Android's view-once media
 }
-PHRASE_MAX = _PHRASE_MAX = 60  # phrases are at most 34 characters; call notices ("Missed group video call") about as short
+PHRASE_MAX = 60  # phrases are at most 34 characters; call notices ("Missed group video call") about as short
 _EDITED_TAIL = 80  # the edited marker sits at the very end; only its tail is searched
 
 
@@ -111,13 +111,13 @@ def classify(author: str | None, text: str) -> tuple[str, bool]:
     if _suspect(head, first):
         return _placeholder_kind(text, first), edited
     # No mark, link, "WhatsApp" or closing bracket: only the short fixed phrases remain possible.
-    if len(first) <= _PHRASE_MAX:
+    if len(first) <= PHRASE_MAX:
         return short_kind(first, nl >= 0), edited
     return MESSAGE, edited
 
 
 def short_kind(first: str, multiline: bool) -> str:
-    """The kind of an entry whose first line (at most _PHRASE_MAX long) _suspect() passed: a fixed
+    """The kind of an entry whose first line (at most PHRASE_MAX long) _suspect() passed: a fixed
     phrase, a call notice, or a message."""
     low = first.strip().lower().rstrip(".")
     kind = _PHRASES.get(low)
@@ -200,7 +200,7 @@ def _placeholder_kind(text: str, first: str) -> str:
         return POLL
     if (bidi_start or len(text) < PLACEHOLDER_MAX) and _LOCATION.search(text, 0, PLACEHOLDER_MAX):
         return LOCATION
-    if len(plain) <= _PHRASE_MAX and _CALL.match(low):
+    if len(plain) <= PHRASE_MAX and _CALL.match(low):
         return CALL
     if plain.endswith(">"):
         att = _ATTACHED.search(first)
@@ -217,5 +217,5 @@ def _placeholder_kind(text: str, first: str) -> str:
     if bidi_start or (marked and _MID_MARK.search(first)):
         # iOS writes generated placeholders after a bidi mark: "‎image omitted", "x.pdf ‎document omitted"
         return CONTACT if _CONTACT_WORDS.search(low) else MEDIA
-    kind = _PHRASES.get(low) if len(plain) <= _PHRASE_MAX else None
+    kind = _PHRASES.get(low) if len(plain) <= PHRASE_MAX else None
     return kind if kind is not None and kind != POLL else MESSAGE

@@ -17,7 +17,6 @@ from truffle_assets.parsing.headers import (
     AUTHOR_SCAN,
     GROUPS,
     HEADER,
-    MAX_AUTHOR_LEN,  # noqa: F401 (part of this module's interface)
     HeaderDate,
     author_name,
     decide_orders,
@@ -26,7 +25,6 @@ from truffle_assets.parsing.headers import (
 from truffle_assets.parsing.columnar import Columns, parse_columns, to_series
 from truffle_assets.parsing.kinds import SYSTEM, classify
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
-
 
 
 @dataclass(slots=True)
@@ -107,7 +105,6 @@ def _lf_only(text: str) -> str:
     return text
 
 
-_AUTHOR_SCAN = AUTHOR_SCAN
 STRIDE = GROUPS + 1  # HEADER.split() yields the groups of each header-like line, then the text after it
 
 
@@ -122,8 +119,8 @@ def _author(chunk: str, bare: bool) -> tuple[str | None, int] | None:
     line_len = chunk.find("\n")
     if line_len < 0:
         line_len = len(chunk)
-    i = chunk.find(": ", 0, line_len if line_len < _AUTHOR_SCAN else _AUTHOR_SCAN)  # a 10 MB line is not searched
-    if i < 0 and 0 < line_len < _AUTHOR_SCAN and chunk[line_len - 1] == ":":
+    i = chunk.find(": ", 0, line_len if line_len < AUTHOR_SCAN else AUTHOR_SCAN)  # a 10 MB line is not searched
+    if i < 0 and 0 < line_len < AUTHOR_SCAN and chunk[line_len - 1] == ":":
         i = line_len - 1  # "Name:" with an empty body
     if i > 0:
         name = author_name(chunk[:i])
