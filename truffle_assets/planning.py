@@ -1,36 +1,39 @@
-"""Which chats and days need a run: the one planner behind the exports sensor, `truffle ingest` and `truffle up`.
+"""Which chats and months need a run: the one planner behind the exports sensor, `truffle ingest` and `truffle up`.
 
 An export's per-day digests are compared with those the `messages` asset published for what the
-store holds (`IngestedDays`), so only days whose content differs are planned; a new chat gets
-its whole history, silent days included. Days are grouped into contiguous ranges, each one
-single-run backfill. Callers translate the plan into Dagster partition requests and runs.
+store holds (`IngestedDays`), so only months holding a changed day are planned; a new chat gets
+every month that has messages, and a month without messages is never planned. Consecutive
+months are grouped into ranges, each one single-run backfill; inside the run, unchanged days
+are skipped. Callers translate the plan into Dagster partition requests and runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 from truffle_assets.exports import load_chat
 from truffle_assets.files import sha256_file
 from truffle_assets.ids import day_digest
+from truffle_assets.months import contiguous_months, months_of, next_month
 from truffle_assets.parsing import ExportError
 
 
 @dataclass(frozen=True)
-class DayRange:
-    first: date
-    last: date
-    digest: str  # over the range's day digests ("-" for a silent day): run keys carry it
+class MonthRange:
+    first: date  # first day of the first month
+    last: date  # first day of the last month
+    digest: str  # over the export's day digests in those months: run keys carry it
+    changed_days: int  # days inside the range whose content differs from the store
 
 
 @dataclass
 class ChatPlan:
     chat: str
     days_in_export: int  # days with at least one message
-    ranges: list[DayRange]  # empty: the store is up to date
+    ranges: list[MonthRange]  # empty: the store is up to date
     outside: list[date] = field(default_factory=list)  # changed days that have no partition
 
 
@@ -53,11 +56,12 @@ def plan_ingest(
 ) -> IngestPlan:
     """Plan runs for `exports` (chat -> files) against `stored` (chat -> stored day digests).
 
-    A chat is new, so planned over its whole history, when `registered` does not hold it (the
+    A chat is new, so planned over every month with messages, when `registered` does not hold it (the
     sensor, on its long-lived instance) or, with `registered` None (`truffle ingest`, whose
     instance may be ephemeral), when the store holds none of its days. `full` makes every chat
-    new. With `seen` (file -> sha256, the sensor's cursor) a known chat whose files all match is
-    skipped without being parsed. `only` limits the plan to those chats; `window` is the first and
+    new; whether its runs also redo unchanged days is the caller's choice (`RECOMPUTE_TAG`). With
+    `seen` (file -> sha256, the sensor's cursor) a known chat whose files all match is skipped
+    without being parsed. `only` limits the plan to those chats; `window` is the first and
     last day that have a partition.
     """
     files = dict(seen or {})
@@ -75,9 +79,13 @@ def plan_ingest(
             unreadable.append(exc)
             continue
         digests = load.day_digests()
-        days = changed_days(load.days, digests, digests_stored, new)
+        days = changed_days(digests, digests_stored, new)
         inside, outside = split_window(days, window)
-        ranges = [DayRange(first, last, range_digest(first, last, digests)) for first, last in contiguous_ranges(inside)]
+        ranges = [
+            MonthRange(first, last, range_digest(first, last, digests),
+                       sum(first <= d < next_month(last) for d in inside))
+            for first, last in contiguous_months(months_of(inside))
+        ]
         planned.append(ChatPlan(chat, len(load.days), ranges, outside))
         files.update(hashes)
     return IngestPlan(planned, unreadable, files)
@@ -89,22 +97,15 @@ def split_window(days: list[date], window: tuple[date, date]) -> tuple[list[date
     return [d for d in days if first <= d <= last], [d for d in days if not first <= d <= last]
 
 
-def changed_days(load_days: list[date], digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:
-    if is_new and load_days:  # a new chat gets its whole history, silent days included
-        return [load_days[0] + timedelta(days=i) for i in range((load_days[-1] - load_days[0]).days + 1)]
-    return sorted(date.fromisoformat(d) for d, h in digests.items() if stored.get(d) != h)
-
-
-def contiguous_ranges(days: list[date]) -> list[tuple[date, date]]:
-    out: list[tuple[date, date]] = []
-    for d in sorted(days):
-        if out and d - out[-1][1] == timedelta(days=1):
-            out[-1] = (out[-1][0], d)
-        else:
-            out.append((d, d))
-    return out
+def changed_days(digests: dict[str, str], stored: dict[str, str], is_new: bool) -> list[date]:
+    """Days whose export digest differs from the stored one; a day gone from the export counts too.
+    A new chat gets every day with messages (silent days are never planned)."""
+    if is_new:
+        return sorted(date.fromisoformat(d) for d in digests)
+    return sorted(date.fromisoformat(d) for d in digests.keys() | stored.keys() if stored.get(d) != digests.get(d))
 
 
 def range_digest(first: date, last: date, digests: dict[str, str]) -> str:
-    """One digest for the days first..last: the same content asked twice gets the same run key."""
-    return day_digest([digests.get(str(first + timedelta(days=i)), "-") for i in range((last - first).days + 1)])
+    """One digest for the months first..last: the same content asked twice gets the same run key."""
+    end = next_month(last).isoformat()
+    return day_digest([f"{d}={h}" for d, h in sorted(digests.items()) if first.isoformat() <= d < end])

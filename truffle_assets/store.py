@@ -50,6 +50,13 @@ CREATE TABLE IF NOT EXISTS ingestion_jobs (
     quarantined       JSON NOT NULL,      -- [[line, reason, preview], ...]
     ingested_at       TIMESTAMP NOT NULL DEFAULT now()
 );
+CREATE TABLE IF NOT EXISTS stage_days (  -- see truffle_assets.stage_days
+    stage   VARCHAR NOT NULL,
+    chat_id VARCHAR NOT NULL,
+    day     DATE NOT NULL,
+    digest  VARCHAR NOT NULL,
+    PRIMARY KEY (stage, chat_id, day)
+);
 """
 
 MESSAGE_COLUMNS = (
@@ -121,24 +128,16 @@ def replace_days(
     rows: pl.DataFrame,
     jobs: Sequence[dict],
 ) -> None:
-    """Make `days` of `chat_id` hold exactly `rows`, atomically: re-running gives identical rows."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute(
-            "DELETE FROM messages WHERE chat_id = ? AND list_contains(?::DATE[], day)", [chat_id, list(days)]
-        )
-        if rows.height:
-            con.register("incoming", rows.select(MESSAGE_COLUMNS))
-            con.execute(f"INSERT INTO messages SELECT {', '.join(MESSAGE_COLUMNS)} FROM incoming ORDER BY ts, id")
-            con.unregister("incoming")
-        for job in jobs:
-            job = {**job, "quarantined": json.dumps(job["quarantined"], ensure_ascii=False)}
-            cols = ", ".join(job)
-            con.execute(f"INSERT INTO ingestion_jobs ({cols}) VALUES ({', '.join('?' * len(job))})", list(job.values()))
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    """Make `days` of `chat_id` hold exactly `rows`: re-running gives identical rows. Call inside `transaction`."""
+    con.execute("DELETE FROM messages WHERE chat_id = ? AND list_contains(?::DATE[], day)", [chat_id, list(days)])
+    if rows.height:
+        con.register("incoming", rows.select(MESSAGE_COLUMNS))
+        con.execute(f"INSERT INTO messages SELECT {', '.join(MESSAGE_COLUMNS)} FROM incoming ORDER BY ts, id")
+        con.unregister("incoming")
+    for job in jobs:
+        job = {**job, "quarantined": json.dumps(job["quarantined"], ensure_ascii=False)}
+        cols = ", ".join(job)
+        con.execute(f"INSERT INTO ingestion_jobs ({cols}) VALUES ({', '.join('?' * len(job))})", list(job.values()))
 
 
 def stored_user(con: duckdb.DuckDBPyConnection) -> str | None:

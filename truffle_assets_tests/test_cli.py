@@ -44,16 +44,17 @@ def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
     report = json.loads(proc.stdout)
     assert report["user"] == "Arjun" and report["failed"] == 0
     assert [r["rows"] for r in report["chats"]["alice"]["runs"]] == [6]
-    assert [(r["first_day"], r["last_day"]) for r in report["chats"]["bob"]["runs"]] == [("2023-03-13", "2023-03-13")]
+    assert [(r["first_month"], r["last_month"]) for r in report["chats"]["bob"]["runs"]] == [("2023-03", "2023-03")]
     with duckdb.connect(str(db), read_only=True) as con:
         before = con.execute("SELECT * FROM messages ORDER BY id").fetchall()
     assert len(before) == 8 and sum(r[5] for r in before) == 3  # Arjun, in both chats, is the user
-    # a second ingest finds nothing changed; after an edit only that day runs
+    # a second ingest finds nothing changed; after an edit only that day's month runs, and in it only that day
     again = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral").stdout)
     assert {c["status"] for c in again["chats"].values()} == {"up to date"}
     alice_export.write_text(alice_export.read_text().replace("Good morning!", "Good morning!!"))
     edited = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral").stdout)
-    assert [(r["first_day"], r["last_day"]) for r in edited["chats"]["alice"]["runs"]] == [("2023-03-01", "2023-03-01")]
+    assert [(r["first_month"], r["last_month"], r["days_redone"]) for r in edited["chats"]["alice"]["runs"]] == [
+        ("2023-03", "2023-03", 1)]
     assert edited["chats"]["bob"]["status"] == "up to date"
 
 

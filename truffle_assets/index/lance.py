@@ -328,6 +328,15 @@ class MemoryIndex:
             self._cache["watermarks"] = dict(sorted(wm.items()))
         return self._cache["watermarks"]
 
+    def month_counts(self, chat_ids: list[str]) -> dict[tuple[str, date], int]:
+        """Rows of the raw table per (chat, first day of month): what each chat-month partition holds."""
+        tbl = self.table(RAW_TABLE)
+        if tbl is None or not chat_ids or not tbl.count_rows():
+            return {}
+        df = pl.from_arrow(tbl.search().where(sql_in("chat_id", chat_ids)).select(["chat_id", "day"]).limit(None).to_arrow())
+        grouped = df.group_by("chat_id", pl.col("day").dt.truncate("1mo")).len()
+        return {(c, m): n for c, m, n in grouped.iter_rows()}
+
     def publish(self, pointer_path: str | Path | None = None) -> dict[str, Any]:
         """Write latest.json atomically (temp file + rename) naming the table versions to read."""
         pointer_path = Path(pointer_path) if pointer_path else self.root / POINTER_NAME

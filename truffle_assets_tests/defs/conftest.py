@@ -1,6 +1,6 @@
 """Shared, package-scoped world for the Dagster memory-asset tests.
 
-One tiny synthetic corpus, one temp Dagster instance and one ranged run of the whole chat × day
+One tiny synthetic corpus, one temp Dagster instance and one ranged run of the whole chat × month
 chain (messages → … → memory_index, then profile), against real DuckDB, LanceDB and a real local
 OpenAI-compatible server (FakeLLM). Tests that mutate the store work on a copy of the DuckDB file.
 """
@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before anything imports huggingface_hub
@@ -24,18 +24,17 @@ import pytest
 
 from truffle_assets.defs.memory.assets import profile
 from truffle_assets.defs.partitions import chat_range_tags, chats
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource,
 )
 from truffle_assets.synth import write_corpus
 from truffle_assets_tests.fake_llm import FakeLLM
 
-# seed 24, 2 chats, ~8k tokens: priya-sharma has ~26 messages from 13 to 17 Sep 2022, a planted
-# password and a rule fact stated by the user; some days are silent.
+# seed 24, 2 chats, ~8k tokens: priya-sharma's September 2022 (the one month the world's run covers)
+# holds a planted password and a rule fact stated by the user; some days are silent.
 CHAT = "priya-sharma"
-FIRST, LAST = date(2022, 9, 13), date(2022, 9, 17)
-DAYS = [FIRST + timedelta(days=i) for i in range((LAST - FIRST).days + 1)]
+FIRST, LAST = date(2022, 9, 1), date(2022, 9, 30)
 MEMORY_NODES = ["message_pii", "message_streams", "episodes", "summaries", "facts", "memory_index"]
 CHAIN_NODES = ["messages", *MEMORY_NODES]
 
@@ -149,7 +148,7 @@ def world(tmp_path_factory, corpus, fake_llm, _no_llm_env) -> World:
         instance.add_dynamic_partitions(chats.name, sorted({c["chat_id"] for c in corpus.truth["chats"]}))
         res = make_resources(root, corpus.exports, llm_resource(fake_llm.base_url, root / "cache" / "llm"))
         t0 = time.perf_counter()
-        chain = dg.materialize(CHAT_DAY_ASSETS, instance=instance, resources=res, tags=range_tags())
+        chain = dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=range_tags())
         seconds = time.perf_counter() - t0
         assert chain.success
         prof = dg.materialize([profile], instance=instance, resources=res)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from truffle_assets.defs.partitions import chat_days
+from truffle_assets.defs.partitions import chat_months
 from truffle_assets.definitions import defs
 
 K = dg.AssetKey
@@ -44,7 +44,7 @@ def test_asset_graph_lineage_and_partitions():
         assert {p.to_user_string() for p in graph.get(K(child)).parent_keys} == parents, child
     for key in ("messages", "message_pii", "message_streams", "episodes", "summaries", "facts", "memory_index"):
         node = graph.get(K(key))
-        assert node.partitions_def == chat_days, key
+        assert node.partitions_def == chat_months, key
         assert node.backfill_policy == dg.BackfillPolicy.single_run(), key  # one run per chat range
     assert graph.get(K("profile")).partitions_def is None
     assert graph.get(K("profile")).automation_condition is not None

@@ -41,11 +41,12 @@ def run(instance, workdir, result):
         assert dg.materialize([messages], instance=instance, resources=res, tags=req.tags).success
 
 
-def test_new_export_registers_chat_and_requests_whole_history(instance, workdir, alice_export):
+def test_new_export_registers_chat_and_requests_its_months(instance, workdir, alice_export):
     result = tick(instance, workdir, None)
     assert [r.partition_keys for r in result.dynamic_partitions_requests] == [["alice"]]
-    # one single-run backfill covering every day, the silent 3 March included
-    assert ranges(result) == [("alice|2023-03-01", "alice|2023-03-04")]
+    # one single-run backfill covering the chat's one month with messages
+    assert ranges(result) == [("alice|2023-03", "alice|2023-03")]
+    assert result.run_requests[0].run_key.startswith("alice:2023-03:2023-03:")
     assert json.loads(result.cursor)["files"] == {str(alice_export): sha256_file(alice_export)}
 
 
@@ -59,13 +60,14 @@ def test_unchanged_file_requests_nothing_and_ticks_are_safe_to_repeat(instance, 
     assert third.run_requests == []
 
 
-def test_changed_export_requests_only_changed_days(instance, workdir, alice_export):
+def test_changed_export_requests_only_changed_months(instance, workdir, alice_export):
     first = tick(instance, workdir, None)
     run(instance, workdir, first)
     text = alice_export.read_text()
-    alice_export.write_text(text.replace("<Media omitted>", "lovely photo") + "06/03/2023, 08:00 - Alice: new day\n")
+    alice_export.write_text(text.replace("<Media omitted>", "lovely photo") + "06/05/2023, 08:00 - Alice: new day\n")
     result = tick(instance, workdir, first.cursor)
-    assert ranges(result) == [("alice|2023-03-02", "alice|2023-03-02"), ("alice|2023-03-06", "alice|2023-03-06")]
+    # March (one changed day) and May (a new day); silent April is not requested
+    assert ranges(result) == [("alice|2023-03", "alice|2023-03"), ("alice|2023-05", "alice|2023-05")]
     assert result.dynamic_partitions_requests == []
     # run keys carry content digests: the same change asked twice gets the same keys
     again = tick(instance, workdir, first.cursor)
@@ -77,14 +79,14 @@ def test_changed_export_requests_only_changed_days(instance, workdir, alice_expo
 def test_second_chat_is_independent(instance, workdir, alice_export, bob_export):
     result = tick(instance, workdir, None)
     assert sorted(result.dynamic_partitions_requests[0].partition_keys) == ["alice", "bob"]
-    assert ("bob|2023-03-13", "bob|2023-03-13") in ranges(result)
+    assert ("bob|2023-03", "bob|2023-03") in ranges(result)
     assert set(instance.get_dynamic_partitions(chats.name)) == {"alice", "bob"}
 
 
 def test_broken_export_is_reported_not_fatal(instance, workdir, alice_export):
     (workdir / "exports" / "WhatsApp Chat with Junk.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
     result = tick(instance, workdir, None)
-    assert ranges(result) == [("alice|2023-03-01", "alice|2023-03-04")]
+    assert ranges(result) == [("alice|2023-03", "alice|2023-03")]
 
 
 def test_zip_export_is_picked_up(instance, workdir):
@@ -95,4 +97,18 @@ def test_zip_export_is_picked_up(instance, workdir):
         zf.write(src, "_chat.txt")
     result = tick(instance, workdir, None)
     assert result.dynamic_partitions_requests[0].partition_keys == ["dee"]
-    assert ranges(result) == [("dee|2023-01-02", "dee|2023-01-13")]  # 13 reveals month-first
+    assert ranges(result) == [("dee|2023-01", "dee|2023-01")]  # 13 reveals month-first: both in January
+
+
+def test_daily_instance_rerequests_every_month_once(instance, workdir, alice_export, bob_export):
+    """An instance from chat × day partitions shows no months: the sensor asks for them all, once."""
+    first = tick(instance, workdir, None)
+    run(instance, workdir, first)
+    with dg.instance_for_test() as old:
+        old.add_dynamic_partitions(chats.name, ["alice", "bob"])
+        old.report_runless_asset_event(dg.AssetMaterialization("messages", partition="alice|2023-03-01"))
+        migrated = tick(old, workdir, first.cursor)  # the files are unchanged, the store is complete
+        assert sorted(ranges(migrated)) == [("alice|2023-03", "alice|2023-03"), ("bob|2023-03", "bob|2023-03")]
+        assert migrated.dynamic_partitions_requests == []
+        run(old, workdir, migrated)
+        assert tick(old, workdir, migrated.cursor).run_requests == []

@@ -8,9 +8,10 @@ import duckdb
 import pytest
 
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.partitions import chat_day_key, chat_range_tags, chats, split_key
+from truffle_assets.defs.partitions import chat_month_key, chat_range_tags, chats, daily_instance, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.exports import detect_user, load_chat
+from truffle_assets_tests.conftest import write_export
 
 
 def resources(workdir: Path, user: str | None = None) -> dict:
@@ -31,26 +32,30 @@ def instance():
         yield inst
 
 
+def month_key(chat: str, month: str) -> str:
+    return str(chat_month_key(chat, month))
+
+
 def test_split_key_round_trips():
-    assert split_key(str(chat_day_key("alice", "2023-03-01"))) == ("alice", date(2023, 3, 1))
+    assert split_key(month_key("alice", "2023-03")) == ("alice", date(2023, 3, 1))
+    assert month_key("alice", "2023-03") == str(chat_month_key("alice", date(2023, 3, 17))) == "alice|2023-03"
 
 
-def test_direct_call_writes_one_partition(workdir, alice_export, instance):
+def test_direct_call_writes_its_month(workdir, alice_export, instance):
     instance.add_dynamic_partitions(chats.name, ["alice"])
-    ctx = dg.build_asset_context(partition_key=chat_day_key("alice", "2023-03-01"), instance=instance)
+    ctx = dg.build_asset_context(partition_key=chat_month_key("alice", "2023-03"), instance=instance)
     result = messages(ctx, **resources(workdir, user="Arjun"))
-    assert result.metadata["dagster/partition_row_count"] == 3  # notice, greeting, 2-line message
     rows = snapshot(workdir / "memory.duckdb")
-    assert {r[2] for r in rows} == {date(2023, 3, 1)}
-    two_line = next(r for r in rows if r[4] == "Arjun")
+    assert {r[2] for r in rows} == {date(2023, 3, 1), date(2023, 3, 2), date(2023, 3, 4)}
+    two_line = next(r for r in rows if r[4] == "Arjun" and r[2] == date(2023, 3, 1))
     assert two_line[7] == "Morning :) running late\nthe bus broke down" and two_line[5] is True
     assert (two_line[10], two_line[11]) == (3, 4)
     assert all(c.passed for c in result.check_results)
 
 
-def test_materialize_range_is_idempotent(workdir, alice_export, instance):
+def test_materialize_month_is_idempotent_and_only_its_month_is_materialized(workdir, alice_export, instance):
     instance.add_dynamic_partitions(chats.name, ["alice"])
-    tags = chat_range_tags("alice", date(2023, 3, 1), date(2023, 3, 4))
+    tags = chat_range_tags("alice", date(2023, 3, 1), date(2023, 3, 1))
     first = dg.materialize([messages], instance=instance, resources=resources(workdir), tags=tags)
     assert first.success
     before = snapshot(workdir / "memory.duckdb")
@@ -58,27 +63,61 @@ def test_materialize_range_is_idempotent(workdir, alice_export, instance):
     again = dg.materialize([messages], instance=instance, resources=resources(workdir), tags=tags)
     assert again.success
     assert snapshot(workdir / "memory.duckdb") == before  # same rows, same ids, same hashes
-    # every partition in the range, the silent 3 March included, is recorded as materialized
-    mats = instance.get_materialized_partitions(messages.key)
-    assert {str(chat_day_key("alice", f"2023-03-0{d}")) for d in (1, 2, 3, 4)} <= mats
+    assert instance.get_materialized_partitions(messages.key) == {"alice|2023-03"}
+    meta = [m.metadata for m in again.asset_materializations_for_node("messages")]
+    assert [(m["dagster/partition_row_count"].value, m["days_redone"].value, m["days_kept"].value) for m in meta] == [(6, 0, 3)]
     checks = again.get_asset_check_evaluations()
-    assert {c.check_name for c in checks} == {"quarantine_below_threshold", "timestamps_within_partition_day", "ids_unique"}
+    assert {c.check_name for c in checks} == {"quarantine_below_threshold", "timestamps_match_day", "ids_unique"}
     assert all(c.passed for c in checks)
     with duckdb.connect(str(workdir / "memory.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT run_id) FROM ingestion_jobs").fetchall()[0][0] == 2
 
 
+def test_each_month_of_a_ranged_run_carries_its_own_metadata(workdir, instance):
+    write_export(workdir / "exports", "WhatsApp Chat with Carol.txt", [
+        "30/12/2022, 10:00 - Carol: see you next year",
+        "02/01/2023, 10:00 - Arjun: happy new year",
+        "14/02/2023, 10:00 - Carol: roses",
+        "20/02/2023, 10:00 - Arjun: thanks",
+    ])
+    instance.add_dynamic_partitions(chats.name, ["carol"])
+    result = dg.materialize([messages], instance=instance, resources=resources(workdir),
+                            tags=chat_range_tags("carol", date(2022, 12, 1), date(2023, 2, 1)))
+    assert result.success
+    by_key = {m.partition: m.metadata for m in result.asset_materializations_for_node("messages")}
+    assert {k: v["dagster/partition_row_count"].value for k, v in by_key.items()} == {
+        "carol|2022-12": 1, "carol|2023-01": 1, "carol|2023-02": 2}
+    assert "roses" in by_key["carol|2023-02"]["preview"].value and "roses" not in by_key["carol|2023-01"]["preview"].value
+    assert {v["dagster/row_count"].value for v in by_key.values()} == {4}  # store-wide figures are shared
+
+
 def test_rerun_after_edit_replaces_only_that_day(workdir, alice_export, instance):
     instance.add_dynamic_partitions(chats.name, ["alice"])
     res = resources(workdir)
-    dg.materialize([messages], instance=instance, resources=res, tags=chat_range_tags("alice", date(2023, 3, 1), date(2023, 3, 4)))
+    dg.materialize([messages], instance=instance, resources=res, partition_key=chat_month_key("alice", "2023-03"))
     before = {r[0]: r for r in snapshot(workdir / "memory.duckdb")}
     alice_export.write_text(alice_export.read_text().replace("<Media omitted>", "nice photo"))
-    dg.materialize([messages], instance=instance, resources=res, partition_key=chat_day_key("alice", "2023-03-02"))
+    result = dg.materialize([messages], instance=instance, resources=res, partition_key=chat_month_key("alice", "2023-03"))
+    meta = result.asset_materializations_for_node("messages")[0].metadata
+    assert (meta["days_redone"].value, meta["days_kept"].value) == (1, 2)
     after = {r[0]: r for r in snapshot(workdir / "memory.duckdb")}
     assert set(before) - set(after) == {next(k for k, r in before.items() if r[7] == "<Media omitted>")}
     assert [r[7] for r in after.values() if r[2] == date(2023, 3, 2)] == ["nice photo"]
     assert {k: r for k, r in after.items() if r[2] != date(2023, 3, 2)} == {k: r for k, r in before.items() if r[2] != date(2023, 3, 2)}
+    # the recompute tag redoes every day of the month, to the same rows
+    again = dg.materialize([messages], instance=instance, resources=res,
+                           tags=chat_range_tags("alice", date(2023, 3, 1), date(2023, 3, 1), recompute=True))
+    assert again.asset_materializations_for_node("messages")[0].metadata["days_redone"].value == 3
+    assert {r[0]: r for r in snapshot(workdir / "memory.duckdb")} == after
+
+
+def test_a_daily_instance_is_recognised_until_months_exist(workdir, alice_export, instance):
+    instance.add_dynamic_partitions(chats.name, ["alice"])
+    assert not daily_instance(instance)
+    instance.report_runless_asset_event(dg.AssetMaterialization("messages", partition="alice|2023-03-01"))
+    assert daily_instance(instance)
+    dg.materialize([messages], instance=instance, resources=resources(workdir), partition_key=chat_month_key("alice", "2023-03"))
+    assert not daily_instance(instance)
 
 
 def test_quarantine_check_fails_on_garbage_prefix(workdir, instance):
@@ -86,7 +125,7 @@ def test_quarantine_check_fails_on_garbage_prefix(workdir, instance):
     path.write_text("\n".join(["junk line %d" % i for i in range(5)] + ["01/03/2023, 09:01 - Carol: hi"]) + "\n")
     instance.add_dynamic_partitions(chats.name, ["carol"])
     result = dg.materialize([messages], instance=instance, resources=resources(workdir),
-                            partition_key=chat_day_key("carol", "2023-03-01"))
+                            partition_key=chat_month_key("carol", "2023-03"))
     check = next(c for c in result.get_asset_check_evaluations() if c.check_name == "quarantine_below_threshold")
     assert not check.passed
     with duckdb.connect(str(workdir / "memory.duckdb"), read_only=True) as con:

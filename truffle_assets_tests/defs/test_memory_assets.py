@@ -14,11 +14,11 @@ import polars as pl
 import pytest
 
 from truffle_assets.defs.memory.assets import facts, profile
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS
-from truffle_assets.defs.partitions import chat_day_key, chats
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
+from truffle_assets.defs.partitions import chat_month_key, chat_range_tags, chats
 from truffle_assets.defs.resources import ExportsResource
 from truffle_assets_tests.defs.conftest import (
-    CHAIN_NODES, CHAT, DAYS, FIRST, LAST, MEMORY_NODES, clone_store, frame, make_resources, range_tags, scalar,
+    CHAIN_NODES, CHAT, FIRST, LAST, MEMORY_NODES, clone_store, frame, make_resources, range_tags, scalar,
 )
 
 TABLE_NAMES = {"messages": "messages", "message_pii": "message_pii", "message_streams": "message_streams",
@@ -56,7 +56,7 @@ def leaked(secrets: list[str], text: str) -> list[str]:
 
 def test_every_chain_asset_materializes_each_partition_with_table_metadata(world):
     assert world.chain.success
-    expected = {str(chat_day_key(CHAT, d)) for d in DAYS}
+    expected = {str(chat_month_key(CHAT, FIRST))}  # one month: September 2022
     for node in CHAIN_NODES:
         mats = world.chain.asset_materializations_for_node(node)
         assert {m.partition for m in mats} == expected, node
@@ -131,7 +131,7 @@ def test_profile_json_written_with_version(world):
     doc = json.loads((world.published / "profile.json").read_text())
     assert doc["version"] >= 1 and doc["content_hash"]
     meta = metadata(world.profile, "profile")[0]
-    assert meta["version"] == doc["version"] and meta["dagster/uri"] == str(world.published / "profile.json")
+    assert meta["version"] == doc["version"] and meta["dagster/uri"] == (world.published / "profile.json").as_uri()
     assert meta["facts_in_profile"] == doc["n_facts"] > 0
     assert doc["user"] == world.corpus.truth["user"]
 
@@ -260,25 +260,37 @@ def lance_counts(index_root: Path) -> dict[str, int]:
     return {n: db.open_table(n).count_rows() for n in db.list_tables().tables}
 
 
-def test_rematerializing_the_range_is_idempotent(world):
+def test_rematerializing_the_month_is_idempotent_and_redoes_nothing(world):
     before = snapshot(world.db)
     assert all(before[t].height for t in ("messages", "message_pii", "message_streams", "episodes", "summaries"))
     lance_before = lance_counts(world.root / "index")
     profile_before = json.loads((world.published / "profile.json").read_text())
     world.fake.reset()
-    again = dg.materialize(CHAT_DAY_ASSETS, instance=world.instance, resources=world.resources, tags=range_tags())
+    again = dg.materialize(CHAT_MONTH_ASSETS, instance=world.instance, resources=world.resources, tags=range_tags())
     assert again.success
     after = snapshot(world.db)
     for name in SNAPSHOTS:
         assert after[name].equals(before[name]), name
     assert lance_counts(world.root / "index") == lance_before
     n_eps = before["episodes"].height
-    meta = metadata(again, "episodes")[0]
-    assert meta["unchanged_episodes"] == n_eps == meta["dagster/partition_row_count"]
-    idx = metadata(again, "memory_index")[0]
-    assert idx["texts_embedded"] == 0  # nothing new to embed
+    for node in CHAIN_NODES:  # every day's digest matches: no day of the month is redone
+        meta = metadata(again, node)[0]
+        assert (meta["days_redone"], meta["days_kept"]) == (0, len(set(before["messages"]["day"]))), node
+    assert metadata(again, "episodes")[0]["dagster/partition_row_count"] == n_eps
+    assert metadata(again, "memory_index")[0]["texts_embedded"] == 0
+    assert world.fake.requests == 0
+    # asked to recompute, every day is redone, to the same rows, with LLM answers from the cache
+    redo = dg.materialize(CHAT_MONTH_ASSETS, instance=world.instance, resources=world.resources,
+                          tags=chat_range_tags(CHAT, FIRST, LAST, recompute=True))
+    assert redo.success
+    after = snapshot(world.db)
+    for name in SNAPSHOTS:
+        assert after[name].equals(before[name]), name
+    meta = metadata(redo, "episodes")[0]
+    assert meta["unchanged_episodes"] == n_eps and meta["days_redone"] == len(set(before["messages"]["day"]))
+    assert metadata(redo, "memory_index")[0]["texts_embedded"] == 0  # vectors reused by text hash
     assert world.fake.requests == 0  # every LLM answer came from the cache
-    assert metadata(again, "summaries")[0]["llm"]["cache_hits"] > 0
+    assert metadata(redo, "summaries")[0]["llm"]["cache_hits"] > 0
     # same facts → profile content (and so its version) unchanged
     prof = dg.materialize([profile], instance=world.instance, resources=world.resources)
     doc = json.loads((world.published / "profile.json").read_text())

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from truffle_assets.defs.memory.assets import summaries
-from truffle_assets.defs.partitions import chats
+from truffle_assets.defs.partitions import chat_range_tags, chats
 from truffle_assets_tests.defs.conftest import (
-    CHAT, FIRST, LAST, clone_store, frame, make_resources, range_tags, llm_resource,
+    CHAT, FIRST, LAST, clone_store, frame, make_resources, llm_resource,
 )
 from truffle_assets_tests.fake_llm import FakeLLM, closed_port_url
 
@@ -34,11 +34,11 @@ def instance():
     return inst
 
 
-def run_summaries(world, instance, root, base_url):
+def run_summaries(world, instance, root, base_url, recompute: bool = False):
     res = make_resources(root, world.corpus.exports, llm_resource(base_url, root / "llm-cache"))
     t0 = time.perf_counter()
-    result = dg.materialize([summaries], instance=instance, resources=res, tags=range_tags(),
-                            run_config=RUN_CONFIG, raise_on_error=False)
+    result = dg.materialize([summaries], instance=instance, resources=res, run_config=RUN_CONFIG, raise_on_error=False,
+                            tags=chat_range_tags(CHAT, FIRST, LAST, recompute=recompute))
     return result, time.perf_counter() - t0
 
 
@@ -118,7 +118,10 @@ def test_ok_endpoint_summarizes_and_second_run_hits_the_cache(world, instance, f
     assert set(cands["message_id"]) <= set(frame(root / "memory.duckdb", "SELECT id FROM messages")["id"])
 
     fake.reset()
-    second, _ = run_summaries(world, instance, root, fake.base_url)
+    same, _ = run_summaries(world, instance, root, fake.base_url)  # same inputs and settings: nothing redone
+    assert same.success and fake.requests == 0
+    assert same.asset_materializations_for_node("summaries")[0].metadata["days_redone"].value == 0
+    second, _ = run_summaries(world, instance, root, fake.base_url, recompute=True)
     assert second.success
     assert fake.requests == 0
     assert second.asset_materializations_for_node("summaries")[0].metadata["llm"].value["cache_hits"] == bc.height

@@ -1,16 +1,20 @@
-"""`exports_sensor` asks for the whole chat × day chain, and such a request runs end to end."""
+"""`exports_sensor` asks for the whole chat × month chain, and such a request runs end to end."""
 
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
+import lancedb
+import polars as pl
 
 from truffle_assets.defs.ingest.sensors import exports_sensor
-from truffle_assets.defs.partitions import chat_days
-from truffle_assets.defs.pipeline import CHAT_DAY_KEYS
+from truffle_assets.defs.partitions import chat_months
+from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
 from truffle_assets.definitions import defs
+from truffle_assets_tests.conftest import write_export
 from truffle_assets_tests.defs.conftest import frame, make_resources, scalar
 
 
@@ -25,18 +29,18 @@ def tick(instance, exports: Path, cache: Path, cursor: str | None = None):
     return result
 
 
-def chat_day_asset_keys() -> set[dg.AssetKey]:
+def chat_month_asset_keys() -> set[dg.AssetKey]:
     graph = defs.resolve_asset_graph()
     return {k for k in graph.get_all_asset_keys()
-            if graph.get(k).is_materializable and graph.get(k).partitions_def == chat_days}
+            if graph.get(k).is_materializable and graph.get(k).partitions_def == chat_months}
 
 
-def test_chain_keys_are_every_chat_day_asset_in_order():
-    assert set(CHAT_DAY_KEYS) == chat_day_asset_keys()
-    assert CHAT_DAY_KEYS[0] == dg.AssetKey("messages") and CHAT_DAY_KEYS[-1] == dg.AssetKey("memory_index")
+def test_chain_keys_are_every_chat_month_asset_in_order():
+    assert set(CHAT_MONTH_KEYS) == chat_month_asset_keys()
+    assert CHAT_MONTH_KEYS[0] == dg.AssetKey("messages") and CHAT_MONTH_KEYS[-1] == dg.AssetKey("memory_index")
     graph = defs.resolve_asset_graph()
-    pos = {k: i for i, k in enumerate(CHAT_DAY_KEYS)}
-    for k in CHAT_DAY_KEYS:  # topological: every in-chain parent comes first
+    pos = {k: i for i, k in enumerate(CHAT_MONTH_KEYS)}
+    for k in CHAT_MONTH_KEYS:  # topological: every in-chain parent comes first
         assert all(pos[p] < pos[k] for p in graph.get(k).parent_keys if p in pos), k
 
 
@@ -47,13 +51,13 @@ def test_sensor_requests_carry_the_whole_chain(corpus, tmp_path):
     assert sorted(result.dynamic_partitions_requests[0].partition_keys) == expected_chats
     assert result.run_requests
     for req in result.run_requests:
-        assert list(req.asset_selection) == CHAT_DAY_KEYS
-        assert set(req.asset_selection) == chat_day_asset_keys()
+        assert list(req.asset_selection) == CHAT_MONTH_KEYS
+        assert set(req.asset_selection) == chat_month_asset_keys()
         start, end = req.tags["dagster/asset_partition_range_start"], req.tags["dagster/asset_partition_range_end"]
         assert start.split("|")[0] == end.split("|")[0] in expected_chats and start <= end
     assert {r.tags["dagster/asset_partition_range_start"].split("|")[0] for r in result.run_requests} == set(expected_chats)
     # the sensor's own target is the same chain
-    assert set(exports_sensor.asset_selection.resolve(defs.resolve_asset_graph())) == set(CHAT_DAY_KEYS)
+    assert set(exports_sensor.asset_selection.resolve(defs.resolve_asset_graph())) == set(CHAT_MONTH_KEYS)
     # a second tick with the cursor and nothing stored yet requests nothing new for unchanged files
     again = tick(instance, corpus.exports, tmp_path / "cache", result.cursor)
     assert again.run_requests == [] and again.dynamic_partitions_requests == []
@@ -67,9 +71,8 @@ def test_sensor_request_runs_the_chain_end_to_end(workdir, alice_export, bob_exp
                          resources=make_resources(workdir, workdir / "exports"), tags=req.tags)
     assert run.success
     materialized = {e.asset_key for e in run.get_asset_materialization_events()}
-    assert materialized == set(CHAT_DAY_KEYS)
-    assert instance.get_materialized_partitions(dg.AssetKey("memory_index")) >= {
-        f"alice|2023-03-0{d}" for d in (1, 2, 3, 4)}
+    assert materialized == set(CHAT_MONTH_KEYS)
+    assert instance.get_materialized_partitions(dg.AssetKey("memory_index")) == {"alice|2023-03"}
     db = workdir / "memory.duckdb"
     n = scalar(db, "SELECT count(*) FROM messages WHERE chat_id = 'alice'")
     assert n == 6
@@ -81,3 +84,66 @@ def test_sensor_request_runs_the_chain_end_to_end(workdir, alice_export, bob_exp
     pointer = json.loads((workdir / "published" / "latest.json").read_text())
     assert set(pointer["watermarks"]) == {"alice"}
     assert frame(db, "SELECT DISTINCT author FROM messages WHERE is_user")["author"].to_list() == ["Arjun"]
+
+
+# three months with messages (Jan, Feb, Apr 2023; March silent), several days each
+ERIN = [
+    "05/01/2023, 09:00 - Erin: did you book the flights to Lisbon?",
+    "05/01/2023, 09:05 - Arjun: yes, we fly on the 3rd of March",
+    "19/01/2023, 20:00 - Erin: my sister Maya is visiting next week",
+    "19/01/2023, 20:02 - Arjun: great, I love Maya's cooking",
+    "02/02/2023, 08:15 - Arjun: I started running every morning",
+    "02/02/2023, 08:16 - Erin: impressive! how far?",
+    "14/02/2023, 19:00 - Erin: happy valentine's day",
+    "14/02/2023, 19:01 - Arjun: dinner at the Italian place at 8?",
+    "21/02/2023, 12:00 - Arjun: the dentist moved my appointment to Friday",
+    "09/04/2023, 11:00 - Erin: easter brunch at mum's",
+    "09/04/2023, 11:03 - Arjun: I'll bring the pastel de nata",
+]
+TABLES = ("messages", "message_pii", "message_streams", "episodes", "summaries", "fact_claims")
+
+
+def day_rows(db: Path) -> dict[str, pl.DataFrame]:
+    return {t: frame(db, f"SELECT * FROM {t} WHERE chat_id = 'erin' ORDER BY ALL") for t in TABLES}
+
+
+def lance_rows(root: Path) -> pl.DataFrame:
+    tbl = lancedb.connect(str(root / "index")).open_table("raw_episodes_index")
+    return pl.from_arrow(tbl.to_arrow()).filter(pl.col("chat_id") == "erin").sort("message_id")
+
+
+def test_changed_day_reruns_only_its_month_and_leaves_other_days_untouched(workdir, _no_llm_env):
+    export = write_export(workdir / "exports", "WhatsApp Chat with Erin.txt", ERIN)
+    instance = dg.DagsterInstance.ephemeral()
+    res = make_resources(workdir, workdir / "exports")
+    first = tick(instance, workdir / "exports", workdir / "cache")
+    assert [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"])
+            for r in first.run_requests] == [("erin|2023-01", "erin|2023-02"), ("erin|2023-04", "erin|2023-04")]
+    for req in first.run_requests:
+        assert dg.materialize(defs.assets, selection=req.asset_selection, instance=instance, resources=res,
+                              tags=req.tags).success
+    assert instance.get_materialized_partitions(dg.AssetKey("episodes")) == {"erin|2023-01", "erin|2023-02", "erin|2023-04"}
+    db = workdir / "memory.duckdb"
+    before, vectors_before = day_rows(db), lance_rows(workdir)
+
+    # one day changes: 14 February gets an edited message
+    export.write_text(export.read_text().replace("the Italian place at 8", "the Italian place at 9"))
+    second = tick(instance, workdir / "exports", workdir / "cache", first.cursor)
+    assert [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"])
+            for r in second.run_requests] == [("erin|2023-02", "erin|2023-02")]
+    run = dg.materialize(defs.assets, selection=second.run_requests[0].asset_selection, instance=instance,
+                         resources=res, tags=second.run_requests[0].tags)
+    assert run.success
+    for node in CHAT_MONTH_KEYS:  # in February, only the 14th is redone, by every stage
+        meta = run.asset_materializations_for_node(node.to_user_string())[0].metadata
+        assert (meta["days_redone"].value, meta["days_kept"].value) == (1, 2), node
+    assert run.asset_materializations_for_node("memory_index")[0].metadata["texts_embedded"].value <= 2
+
+    changed = date(2023, 2, 14)
+    after, vectors_after = day_rows(db), lance_rows(workdir)
+    for t in TABLES:  # every other day: the same rows, ids and hashes
+        assert after[t].filter(pl.col("day") != changed).equals(before[t].filter(pl.col("day") != changed)), t
+    assert "at 9?" in "".join(after["messages"].filter(pl.col("day") == changed)["raw_text"])
+    others = pl.col("day") != changed
+    assert vectors_after.filter(others).equals(vectors_before.filter(others))  # ids, text and vectors
+    assert vectors_after.filter(~others)["text"].to_list() != vectors_before.filter(~others)["text"].to_list()

@@ -26,7 +26,8 @@ import pytest
 
 from truffle_assets import paths
 from truffle_assets.defs.partitions import chat_range_tags, chats
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, CHAT_DAY_KEYS
+from truffle_assets.months import next_month
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource
 from truffle_assets_tests.conftest import write_export
 
@@ -116,9 +117,9 @@ def chain_job() -> dg.JobDefinition:
         "index": IndexResource(root=str(paths.index_dir())),
         "published": PublishedResource(dir=str(paths.published_dir())),
     }
-    job = dg.define_asset_job("chat_day_chain", selection=CHAT_DAY_KEYS,
+    job = dg.define_asset_job("chat_day_chain", selection=CHAT_MONTH_KEYS,
                               executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
-    return dg.Definitions(assets=CHAT_DAY_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_day_chain")
+    return dg.Definitions(assets=CHAT_MONTH_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_day_chain")
 
 
 @pytest.fixture(scope="module")
@@ -164,16 +165,17 @@ def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
     run_ids = [r["run_id"] for e in report["chats"].values() for r in e["runs"]] + [report["profile"]["run_id"]]
     assert all(r["success"] for e in report["chats"].values() for r in e["runs"])
 
-    # through the instance: runs, the chats partitions, one materialization per (chat, day) and asset
+    # through the instance: runs, the chats partitions, one materialization per (chat, month) and asset
     records = {r.dagster_run.run_id: r for r in instance.get_run_records(dg.RunsFilter(run_ids=run_ids))}
     assert set(records) == set(run_ids)
     assert {r.dagster_run.status for r in records.values()} == {dg.DagsterRunStatus.SUCCESS}
     assert sorted(instance.get_dynamic_partitions(chats.name)) == sorted(report["chats"])
     expected = {
-        f"{chat}|{d}" for chat, e in report["chats"].items() for r in e["runs"]
-        for d in _days(r["first_day"], r["last_day"])
+        f"{chat}|{m}" for chat, e in report["chats"].items() for r in e["runs"]
+        for m in _months(r["first_month"], r["last_month"])
     }
-    for key in CHAT_DAY_KEYS:
+    assert sum(r["months"] for e in report["chats"].values() for r in e["runs"]) == len(expected)
+    for key in CHAT_MONTH_KEYS:
         assert instance.get_materialized_partitions(key) == expected, key
     assert instance.get_latest_materialization_event(dg.AssetKey("profile")) is not None
 
@@ -184,7 +186,7 @@ def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
                                      (chats.name,))) == sorted(report["chats"])
     mats = dict(_sql(pg_env, """SELECT asset_key, count(DISTINCT partition) FROM event_logs
                                WHERE dagster_event_type = 'ASSET_MATERIALIZATION' GROUP BY asset_key"""))
-    for key in CHAT_DAY_KEYS:
+    for key in CHAT_MONTH_KEYS:
         assert mats[key.to_string()] == len(expected), key
     assert _sql(pg_env, "SELECT count(*) FROM event_logs WHERE dagster_event_type = 'ASSET_CHECK_EVALUATION'")[0][0] > 0
 
@@ -204,12 +206,12 @@ def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
     root, instance, report = built
     chat, entry = sorted(report["chats"].items())[0]
     run = entry["runs"][0]
-    with dg.execute_job(dg.reconstructable(chain_job), instance=instance,
-                        tags=chat_range_tags(chat, run["first_day"], run["last_day"])) as result:
+    first, last = (date.fromisoformat(run[k] + "-01") for k in ("first_month", "last_month"))
+    with dg.execute_job(dg.reconstructable(chain_job), instance=instance, tags=chat_range_tags(chat, first, last)) as result:
         assert result.success
         run_id = result.run_id
         steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
-    assert steps == {k.to_python_identifier() for k in CHAT_DAY_KEYS}
+    assert steps == {k.to_python_identifier() for k in CHAT_MONTH_KEYS}
     events = instance.all_logs(run_id)
     assert any(e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"
                and "multiprocess" in e.user_message.lower() for e in events)
@@ -218,11 +220,15 @@ def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
     assert info.slot_count == 1 and not info.claimed_slots and not info.pending_steps
     assert _sql(pg_env, "SELECT count(*) FROM concurrency_slots WHERE concurrency_key = 'duckdb'")[0][0] == 1
     pids = {e.dagster_event.pid for e in events if e.dagster_event and e.dagster_event.event_type_value == "STEP_START"}
-    assert len(pids) == len(CHAT_DAY_KEYS) and os.getpid() not in pids  # one process per step, none in-process
-    # re-running the range changed nothing on disk (delete-then-insert per partition)
+    assert len(pids) == len(CHAT_MONTH_KEYS) and os.getpid() not in pids  # one process per step, none in-process
+    # re-running the range redid no day: the store still holds the chat
     with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE chat_id = ?", [chat]).fetchall()[0][0] > 0
 
 
-def _days(first: date, last: date) -> list[str]:
-    return [str(date.fromordinal(o)) for o in range(first.toordinal(), last.toordinal() + 1)]
+def _months(first: str, last: str) -> list[str]:
+    m, out = date.fromisoformat(first + "-01"), []
+    while f"{m:%Y-%m}" <= last:
+        out.append(f"{m:%Y-%m}")
+        m = next_month(m)
+    return out

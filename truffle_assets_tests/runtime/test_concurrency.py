@@ -6,8 +6,8 @@ import threading
 import dagster as dg
 
 from truffle_assets.defs.memory.assets import profile
-from truffle_assets.defs.partitions import chats
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS
+from truffle_assets.defs.partitions import RECOMPUTE_TAG, chats
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets_tests.defs.conftest import llm_resource, make_resources, range_tags
 
@@ -17,7 +17,7 @@ def test_chat_turns_succeed_while_the_chain_rematerializes(tmp_path, corpus, fak
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(chats.name, sorted({c["chat_id"] for c in corpus.truth["chats"]}))
     res = make_resources(root, corpus.exports, llm_resource(fake_llm.base_url, root / "cache" / "llm"))
-    assert dg.materialize(CHAT_DAY_ASSETS, instance=instance, resources=res, tags=range_tags()).success
+    assert dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=range_tags()).success
     assert dg.materialize([profile], instance=instance, resources=res).success
 
     service = ChatService(RuntimeConfig(
@@ -39,8 +39,10 @@ def test_chat_turns_succeed_while_the_chain_rematerializes(tmp_path, corpus, fak
     chatter = threading.Thread(target=chat)
     chatter.start()
     try:
-        # the whole chain again: DuckDB delete-then-insert per day, LanceDB upserts, latest.json republished
-        rerun = dg.materialize(CHAT_DAY_ASSETS, instance=instance, resources=res, tags=range_tags())
+        # the whole chain again, every day redone: DuckDB delete-then-insert per day, LanceDB upserts,
+        # latest.json republished
+        rerun = dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res,
+                               tags={**range_tags(), RECOMPUTE_TAG: "all"})
     finally:
         running.clear()
         chatter.join()

@@ -5,11 +5,11 @@ import time
 import dagster as dg
 import polars as pl
 
-from truffle_assets import store
+from truffle_assets import stage_days, store
 from truffle_assets.defs.memory.assets import (
-    PARTITIONED, episodes, message_streams, partition_metadata, redacted_authors, summaries,
+    PARTITIONED, episodes, message_streams, month_work, redacted_authors, summaries,
 )
-from truffle_assets.defs.partitions import days_by_chat
+from truffle_assets.defs.metadata import describe_months, uri
 from truffle_assets.defs.resources import DuckDBStore, IndexResource, PublishedResource
 from truffle_assets.index.lance import raw_rows_from, summary_rows_from
 
@@ -22,20 +22,24 @@ from truffle_assets.index.lance import raw_rows_from, summary_rows_from
     description=(
         "LanceDB tables `raw_episodes_index` (one row per message: redacted, normalized text, episode id, "
         "chat/day/ts, salience, MiniLM vector) and `episodic_summaries` (one row per summary with its "
-        "message ids), each with a native BM25 index. Each run replaces its (chat, day) partitions, "
-        "re-embeds only texts not already indexed, then publishes latest.json: table versions and a "
+        "message ids), each with a native BM25 index. Each run replaces the days of its chat-months whose "
+        "inputs changed, re-embeds only texts not already indexed, then publishes latest.json: table versions and a "
         "watermark per chat, which is all the chat runtime reads."
     ),
 )
 def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: IndexResource,
                  published: PublishedResource) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     idx = index.open()
     added = {"raw_episodes_index": 0, "episodic_summaries": 0}
     embedded = 0
     t0 = time.perf_counter()
     with duckdb.connect() as con:
-        for chat, days in parts.items():
+        parts, work = month_work(context, con, "memory_index", ["message_streams", "episodes", "summaries"],
+                                 idx.embedder.model_name)
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is already indexed
+                continue
+            days = w.days
             msgs = store.read_days(con, "messages", chat, days, "id, chat_id, day, ts, author, is_user, kind")
             streams = store.read_days(con, "message_streams", chat, days, "id, normalized_text")
             eps = store.read_days(con, "episodes", chat, days)
@@ -43,16 +47,21 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
             names = redacted_authors(msgs)
             raw = raw_rows_from(msgs.with_columns(pl.col("author").replace(names)), streams, eps)
             stats = idx.upsert_partitions(chat, days, raw, summary_rows_from(summ, eps))
+            with store.transaction(con):  # after the LanceDB write: a crash in between only redoes the days
+                stage_days.record(con, "memory_index", chat, w)
             for table in added:
                 added[table] += stats[table]["added"]
                 embedded += stats[table]["embedded"]
     t_write = time.perf_counter() - t0
     refreshed = idx.refresh_indexes()
     pointer = idx.publish(published.path("latest.json"))
+    own = describe_months(context, parts, work, idx.month_counts(list(parts)))
     return dg.MaterializeResult(metadata={
-        **partition_metadata("raw_episodes_index", added["raw_episodes_index"],
-                           pointer["rows"].get("raw_episodes_index", 0), duckdb, parts),
-        "dagster/uri": f"lancedb://{idx.root}",
+        **own,
+        "dagster/row_count": pointer["rows"].get("raw_episodes_index", 0),
+        "dagster/table_name": "raw_episodes_index",
+        "dagster/uri": uri(idx.root),
+        "rows_written": added["raw_episodes_index"],
         "summary_rows_added": added["episodic_summaries"],
         "texts_embedded": embedded,
         "embedding_model": pointer["embedding_model"],

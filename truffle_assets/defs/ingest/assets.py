@@ -1,18 +1,18 @@
-"""Ingest stage: the export folder as an observed source, and `messages` per chat × day."""
+"""Ingest stage: the export folder as an observed source, and `messages` per chat × month."""
 
 import hashlib
-from collections import defaultdict
 from datetime import date
 
 import dagster as dg
 import polars as pl
 
-from truffle_assets.defs.partitions import chat_days, split_key
+from truffle_assets import stage_days, store
+from truffle_assets.defs.metadata import describe_months, month_counts, uri
+from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.exports import load_chat
+from truffle_assets.exports import day_digests, load_chat
 from truffle_assets.files import sha256_file
 from truffle_assets.pii import redact_text
-from truffle_assets.store import replace_days
 
 MAX_QUARANTINE_SHARE = 0.01  # more than 1% unreadable lines means the parser misread the format
 
@@ -27,7 +27,7 @@ def whatsapp_exports(exports: ExportsResource) -> dg.ObserveResult:
     version = hashlib.sha256("\n".join(f"{p}\t{h}" for p, h in files).encode()).hexdigest()[:16]
     return dg.ObserveResult(
         data_version=dg.DataVersion(version),
-        metadata={"files": len(files), "chats": dg.MetadataValue.json(sorted(chats)), "dagster/uri": exports.exports_dir},
+        metadata={"files": len(files), "chats": dg.MetadataValue.json(sorted(chats)), "dagster/uri": uri(exports.exports_dir)},
     )
 
 
@@ -41,70 +41,71 @@ def _preview(rows: pl.DataFrame, n: int = 10) -> str:
 
 
 @dg.asset(
-    partitions_def=chat_days,
+    partitions_def=chat_months,
     deps=[whatsapp_exports],
     group_name="ingest",
     kinds={"duckdb", "polars"},
     pool="duckdb",
     backfill_policy=dg.BackfillPolicy.single_run(),
-    code_version="1",
+    code_version="2",
     check_specs=[
         dg.AssetCheckSpec("quarantine_below_threshold", asset="messages",
                           description=f"At most {MAX_QUARANTINE_SHARE:.0%} of an export's lines quarantined."),
-        dg.AssetCheckSpec("timestamps_within_partition_day", asset="messages",
-                          description="Every stored message's timestamp falls on its partition's day."),
+        dg.AssetCheckSpec("timestamps_match_day", asset="messages",
+                          description="Every message of the run's months has its timestamp on its stored day."),
         dg.AssetCheckSpec("ids_unique", asset="messages", description="Message ids are unique in the store."),
     ],
     description=(
         "Parsed WhatsApp messages (raw text byte-exact, stable ids, line ranges back into the export) in "
-        "DuckDB table `messages`. Each (chat, day) is replaced atomically, so re-runs are idempotent."
+        "DuckDB table `messages`, per chat × month. Inside a month only the days whose content changed are "
+        "replaced, each atomically with its digest, so re-runs are idempotent and other days stay untouched."
     ),
 )
 def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb: DuckDBStore) -> dg.MaterializeResult:
-    wanted: dict[str, set[date]] = defaultdict(set)
-    for key in context.partition_keys:
-        chat, day = split_key(key)
-        wanted[chat].add(day)
+    parts = months_by_chat(context.partition_keys)
+    force = recompute_requested(context)
     chats = exports.chats()
     user = exports.user()
     if user is None:
         context.log.warning("could not tell which author is the user; set exports.user_name")
-    written: list[pl.DataFrame] = []
+    work: dict[str, stage_days.DayWork] = {}
     jobs: list[dict] = []
+    previews: dict[tuple[str, date], str] = {}
     with duckdb.connect() as con:
-        for chat, days in sorted(wanted.items()):
+        for chat, months in parts.items():
             if chat not in chats:
                 raise dg.Failure(f"no export in {exports.exports_dir} maps to chat {chat!r}")
             load = load_chat(chat, chats[chat], user)
-            rows = load.rows_for(days)
+            in_run = load.rows.filter(pl.col("day").dt.truncate("1mo").is_in(months))
+            expected = {date.fromisoformat(d): h for d, h in day_digests(in_run).items()}
+            work[chat] = w = stage_days.diff(expected, stage_days.recorded(con, "messages", chat, months), force)
+            rows = in_run.filter(pl.col("day").is_in(w.days))
             chat_jobs = [
-                {**j, "run_id": _run_id(context), "first_day": min(days), "last_day": max(days),
-                 "days_written": len(days), "rows_written": rows.height}
+                {**j, "run_id": _run_id(context), "first_day": min(months), "last_day": max(months),
+                 "days_written": len(w.todo), "rows_written": rows.height}
                 for j in load.jobs
             ]
-            replace_days(con, chat, sorted(days), rows, chat_jobs)
-            exports.ingested().update(chat, days, rows)
-            written.append(rows)
+            with store.transaction(con):
+                store.replace_days(con, chat, w.days, rows, chat_jobs)
+                stage_days.record(con, "messages", chat, w)
+            exports.ingested().update(chat, set(w.days), rows)
             jobs.extend(chat_jobs)
-        all_days = {(c, d) for c, ds in wanted.items() for d in ds}
-        outside, dupes, total = _store_checks(con, all_days)
-    rows = pl.concat(written) if written else pl.DataFrame()
+            for (month,), grp in in_run.group_by(pl.col("day").dt.truncate("1mo")):
+                previews[chat, month] = _preview(grp.sort("ts"))
+        outside, dupes, total = _store_checks(con, parts)
+        counts = month_counts(con, "messages", list(parts))
+    own = describe_months(context, parts, work, counts, lambda chat, month: {
+        "preview": dg.MetadataValue.md(previews.get((chat, month), "_no messages in this month_"))})
     worst = max(jobs, key=lambda j: j["quarantined_lines"] / max(j["lines_total"], 1), default=None)
     worst_share = worst["quarantined_lines"] / max(worst["lines_total"], 1) if worst else 0.0
-    kinds = dict(rows.group_by("kind").len().iter_rows()) if rows.height else {}
     return dg.MaterializeResult(
         metadata={
-            "dagster/partition_row_count": rows.height,
             "dagster/row_count": total,
             "dagster/table_name": "messages",
-            "dagster/uri": f"duckdb:///{duckdb.path}",
-            "first_day": str(min(d for _, d in all_days)) if all_days else "",
-            "last_day": str(max(d for _, d in all_days)) if all_days else "",
-            "chats": dg.MetadataValue.json(sorted(wanted)),
+            "dagster/uri": uri(duckdb.path),
             "user": user or "",
-            "kinds": dg.MetadataValue.json(kinds),
             "quarantined_lines": sum(j["quarantined_lines"] for j in jobs),
-            "preview": dg.MetadataValue.md(_preview(rows) if rows.height else "_no messages on these days_"),
+            **own,
         },
         check_results=[
             dg.AssetCheckResult(
@@ -112,8 +113,8 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
                 severity=dg.AssetCheckSeverity.WARN,
                 metadata={"worst_share": worst_share, "worst_file": worst["source_file"] if worst else ""},
             ),
-            dg.AssetCheckResult(check_name="timestamps_within_partition_day", passed=outside == 0,
-                                metadata={"rows_outside_day": outside}),
+            dg.AssetCheckResult(check_name="timestamps_match_day", passed=outside == 0,
+                                metadata={"rows_off_their_day": outside}),
             dg.AssetCheckResult(check_name="ids_unique", passed=dupes == 0, metadata={"duplicate_ids": dupes}),
         ],
     )
@@ -126,14 +127,10 @@ def _run_id(context: dg.AssetExecutionContext) -> str:
         return "direct-invocation"
 
 
-def _store_checks(con, chat_days_written: set[tuple[str, date]]) -> tuple[int, int, int]:
+def _store_checks(con, parts: dict[str, list[date]]) -> tuple[int, int, int]:
     """Checks run against what DuckDB now holds, not against what we meant to write."""
-    pairs = pl.DataFrame({"chat_id": [c for c, _ in chat_days_written], "day": [d for _, d in chat_days_written]},
-                         schema={"chat_id": pl.String, "day": pl.Date})
-    con.register("written_days", pairs)
-    outside = con.execute(
-        "SELECT count(*) FROM messages m JOIN written_days w USING (chat_id, day) WHERE CAST(m.ts AS DATE) <> m.day"
-    ).fetchall()[0][0]  # DuckDB 2 wants results drained before the next statement
-    con.unregister("written_days")
+    outside = sum(con.execute(
+        f"SELECT count(*) FROM messages WHERE {stage_days.IN_MONTHS} AND CAST(ts AS DATE) <> day", [chat, months]
+    ).fetchall()[0][0] for chat, months in parts.items())  # DuckDB 2 wants results drained before the next statement
     dupes, total = con.execute("SELECT count(*) - count(DISTINCT id), count(*) FROM messages").fetchall()[0]
     return outside, dupes, total

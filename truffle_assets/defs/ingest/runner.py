@@ -1,21 +1,24 @@
 """`truffle ingest`: the sensor's work, done now, from the command line.
 
-Every chat is registered as a partition. Which days run comes from `truffle_assets.planning`, the
-planner the exports sensor uses too: a chat the store has never seen is materialized as one
-single-run backfill over its whole history; a known chat only over the stretches of days whose
-digests differ from what the store holds (`--full` redoes everything). Each range runs the whole
-chat × day chain (messages → PII → streams → episodes → summaries → facts → index); the profile
-follows once at the end. Runs execute in-process and are recorded in the local instance
-($DAGSTER_HOME) so the UI shows them.
+Every chat is registered as a partition. Which months run comes from `truffle_assets.planning`,
+the planner the exports sensor uses too: a chat the store has never seen is materialized over
+every month that has messages, one single-run backfill per stretch of consecutive months; a known
+chat only over the months holding a day whose digest differs from what the store holds, and
+inside those only the changed days are redone (`--full` redoes every day). Each range runs the
+whole chat × month chain (messages → PII → streams → episodes → summaries → facts → index); the
+profile follows once at the end. Runs execute in-process, in this one process, and are recorded
+in the local instance ($DAGSTER_HOME) so the UI shows them.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import dagster as dg
 
-from truffle_assets.defs.partitions import chat_range_tags, chats, day_window
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, WHOLE_MEMORY_ASSETS
+from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
+from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
@@ -49,9 +52,13 @@ def ingest_all(
         "index": IndexResource(root=str(data_dir / "index")),
         "published": PublishedResource(dir=str(data_dir / "published")),
     }
-    selection = CHAT_DAY_ASSETS if memory else CHAT_DAY_ASSETS[:1]
+    selection = CHAT_MONTH_ASSETS if memory else CHAT_MONTH_ASSETS[:1]
     # no `registered`: an ephemeral instance knows no chats, so only the store says which are new
-    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), full=full, only=chats_wanted)
+    migrate = not full and daily_instance(instance)
+    if migrate:
+        print(f"truffle ingest: {DAILY_INSTANCE}", file=sys.stderr, flush=True)
+    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), full=full or migrate,
+                       only=chats_wanted)
     if plan.unreadable:
         raise plan.unreadable[0]
     known = set(instance.get_dynamic_partitions(chats.name))
@@ -59,15 +66,17 @@ def ingest_all(
     report: dict = {"chats": {}, "failed": 0, "user": user}
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
-        for days in c.ranges:
+        for months in c.ranges:
             result = dg.materialize(
                 selection, instance=instance, resources=resources,
-                tags=chat_range_tags(c.chat, days.first, days.last), raise_on_error=False,
+                tags=chat_range_tags(c.chat, months.first, months.last, recompute=full), raise_on_error=False,
             )
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
-                "first_day": days.first, "last_day": days.last, "run_id": result.run_id, "success": result.success,
-                "rows": mats[0].metadata["dagster/partition_row_count"].value if mats else 0,
+                "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
+                "success": result.success, "months": len(mats),
+                "days_redone": sum(m.metadata["days_redone"].value for m in mats),
+                "rows": sum(m.metadata["dagster/partition_row_count"].value for m in mats),
             })
             report["failed"] += not result.success
         entry["status"] = "ingested" if entry["runs"] else "up to date"

@@ -1,4 +1,4 @@
-"""Watch data/exports: register new chats and re-ingest only the days whose messages changed.
+"""Watch data/exports: register new chats and re-ingest only the months whose messages changed.
 
 The cursor remembers each export's hash, so an unchanged file is not even parsed. What runs is
 decided by `truffle_assets.planning` (shared with `truffle ingest`); this sensor turns the plan
@@ -10,36 +10,46 @@ import json
 
 import dagster as dg
 
-from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, day_window
-from truffle_assets.defs.pipeline import CHAT_DAY_ASSETS, CHAT_DAY_KEYS
+from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, daily_instance, day_window
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import ExportsResource
-from truffle_assets.planning import DayRange, plan_ingest
+from truffle_assets.planning import MonthRange, plan_ingest
+
+DAILY_INSTANCE = (
+    "this Dagster instance holds chat × day materializations from before chat × month partitions; "
+    "requesting every chat's months with messages once so the UI matches the store (days the store "
+    "already holds are rebuilt from the exports: same rows, same ids)"
+)
 
 
-def run_request(chat: str, days: DayRange) -> dg.RunRequest:
-    """One ranged (single-run backfill) request for the whole chat × day chain: new messages flow
+def run_request(chat: str, months: MonthRange) -> dg.RunRequest:
+    """One ranged (single-run backfill) request for the whole chat × month chain: new messages flow
     through to the memory index in the same run."""
-    return dg.RunRequest(run_key=f"{chat}:{days.first}:{days.last}:{days.digest}", asset_selection=CHAT_DAY_KEYS,
-                         tags=chat_range_tags(chat, days.first, days.last))
+    return dg.RunRequest(run_key=f"{chat}:{months.first:%Y-%m}:{months.last:%Y-%m}:{months.digest}",
+                         asset_selection=CHAT_MONTH_KEYS, tags=chat_range_tags(chat, months.first, months.last))
 
 
 @dg.sensor(
-    asset_selection=CHAT_DAY_ASSETS,
+    asset_selection=CHAT_MONTH_ASSETS,
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Registers chats for new exports in data/exports and requests runs for the days that changed.",
+    description="Registers chats for new exports in data/exports and requests runs for the months that changed.",
 )
 def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource) -> dg.SensorResult:
     seen: dict[str, str] = json.loads(context.cursor).get("files", {}) if context.cursor else {}
     known = set(context.instance.get_dynamic_partitions(chats.name))
-    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), registered=known, seen=seen)
+    migrate = bool(known) and daily_instance(context.instance)
+    if migrate:
+        context.log.warning(DAILY_INSTANCE)
+    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), registered=known, seen=seen,
+                       full=migrate)
     for exc in plan.unreadable:
         context.log.warning(str(exc))
     for c in plan.chats:
         if c.outside:
             context.log.warning(f"{c.chat}: {len(c.outside)} days outside {HISTORY_START}..today have no partition; skipped")
     new_chats = [c.chat for c in plan.chats if c.chat not in known]
-    runs = [run_request(c.chat, days) for c in plan.chats for days in c.ranges]
+    runs = [run_request(c.chat, months) for c in plan.chats for months in c.ranges]
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[chats.build_add_request(new_chats)] if new_chats else [],

@@ -1,8 +1,9 @@
 """Memory stage: PII flags, Rosetta streams, salient episodes, tiered summaries, facts, profile.
 
-Every partitioned asset reads its (chat, day) partitions from DuckDB, computes with a plain
-module, and replaces exactly those partitions in one transaction, so re-materializing is
-idempotent. Only redacted text flows past `message_pii`.
+Every partitioned asset covers chat × month partitions. Within the run's months it redoes only
+the days whose inputs changed (`truffle_assets.stage_days`): it reads them from DuckDB, computes
+with a plain module, and replaces exactly those days together with their digests in one
+transaction, so re-materializing is idempotent. Only redacted text flows past `message_pii`.
 """
 
 import time
@@ -12,11 +13,11 @@ from datetime import date, datetime, timedelta
 import dagster as dg
 import polars as pl
 
-from truffle_assets import store
+from truffle_assets import stage_days, store
 from truffle_assets.files import write_json_atomic
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.metadata import png_md
-from truffle_assets.defs.partitions import chat_days, days_by_chat
+from truffle_assets.defs.metadata import describe_months, month_counts, png_md, uri
+from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.memory.facts.consolidation import consolidate
@@ -30,7 +31,7 @@ from truffle_assets.memory.summaries import rollups as build_rollups
 from truffle_assets.memory.summaries import summarize_episodes
 
 PARTITIONED = dict(
-    partitions_def=chat_days,
+    partitions_def=chat_months,
     group_name="memory",
     pool="duckdb",
     backfill_policy=dg.BackfillPolicy.single_run(),
@@ -42,15 +43,25 @@ def _ensure(con, *tables: str) -> None:
         store.ensure_table(con, t, TABLES[t])
 
 
-def partition_metadata(table: str, rows: int, total: int, duckdb: DuckDBStore, parts: dict) -> dict:
+def month_work(context: dg.AssetExecutionContext, con, stage: str, upstreams: list[str], salt: str = ""
+               ) -> tuple[dict[str, list], dict[str, stage_days.DayWork]]:
+    """The run's months per chat, and per chat the days of them `stage` must redo."""
+    parts = months_by_chat(context.partition_keys)
+    force = recompute_requested(context)
+    return parts, {chat: stage_days.plan(con, stage, upstreams, chat, months, salt, force)
+                   for chat, months in parts.items()}
+
+
+def store_metadata(context: dg.AssetExecutionContext, con, table: str, parts: dict, work: dict,
+                   written: int, duckdb: DuckDBStore) -> dict:
+    """Per-month figures onto each partition; returns the store-wide ones every partition shares."""
+    own = describe_months(context, parts, work, month_counts(con, table, list(parts)))
     return {
-        "dagster/partition_row_count": rows,
-        "dagster/row_count": total,
+        **own,
+        "dagster/row_count": _count(con, table),
         "dagster/table_name": table,
-        "dagster/uri": f"duckdb:///{duckdb.path}",
-        "chats": dg.MetadataValue.json(sorted(parts)),
-        "first_day": str(min(min(d) for d in parts.values())) if parts else "",
-        "last_day": str(max(max(d) for d in parts.values())) if parts else "",
+        "dagster/uri": uri(duckdb.path),
+        "rows_written": written,
     }
 
 
@@ -87,25 +98,28 @@ class SummariesConfig(dg.Config):
     ),
 )
 def message_pii(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     types: Counter = Counter()
     levels: Counter = Counter()
     written = missing = 0
     with duckdb.connect() as con:
         _ensure(con, "message_pii")
-        for chat, days in parts.items():
-            msgs = store.read_days(con, "messages", chat, days, "id, chat_id, day, ts, raw_text", "ts, line_start")
+        parts, work = month_work(context, con, "message_pii", ["messages"])
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is up to date
+                continue
+            msgs = store.read_days(con, "messages", chat, w.days, "id, chat_id, day, ts, raw_text", "ts, line_start")
             pii = redact_messages(msgs)
             with store.transaction(con):
-                store.replace_partitions(con, "message_pii", chat, days, pii)
+                store.replace_partitions(con, "message_pii", chat, w.days, pii)
+                stage_days.record(con, "message_pii", chat, w)
             written += pii.height
             missing += msgs.height - pii.height
             types.update(t for ts in pii["pii_types"].to_list() for t in ts)
             levels.update(pii["sensitivity"].to_list())
-        total = _count(con, "message_pii")
+        meta = store_metadata(context, con, "message_pii", parts, work, written, duckdb)
     return dg.MaterializeResult(
         metadata={
-            **partition_metadata("message_pii", written, total, duckdb, parts),
+            **meta,
             "pii_types": dg.MetadataValue.json(dict(types)),  # counts only: values never leave DuckDB
             "sensitivity": dg.MetadataValue.json(dict(levels)),
         },
@@ -127,27 +141,31 @@ def message_pii(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Ma
 )
 def message_streams(context: dg.AssetExecutionContext, config: StreamsConfig, duckdb: DuckDBStore,
                     llm: LLMResource) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     langs: Counter = Counter()
     scripts: Counter = Counter()
     written = mixed = 0
     client = llm.client if config.english_tier else None
+    english = client.model if client is not None and client.enabled else "off"
     with duckdb.connect() as con:
         _ensure(con, "message_streams")
-        for chat, days in parts.items():
-            pii = store.read_days(con, "message_pii", chat, days, "id, chat_id, day, redacted_text")
+        parts, work = month_work(context, con, "message_streams", ["message_pii"], f"english={english}")
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is up to date
+                continue
+            pii = store.read_days(con, "message_pii", chat, w.days, "id, chat_id, day, redacted_text")
             streams = normalize_messages(pii)
             if client is not None and client.enabled:
                 streams = english_tier(streams, client.to_english)
             with store.transaction(con):
-                store.replace_partitions(con, "message_streams", chat, days, streams)
+                store.replace_partitions(con, "message_streams", chat, w.days, streams)
+                stage_days.record(con, "message_streams", chat, w)
             written += streams.height
             mixed += streams["code_mixed"].sum()
             langs.update(streams["lang"].to_list())
             scripts.update(s for ss in streams["scripts"].to_list() for s in ss)
-        total = _count(con, "message_streams")
+        meta = store_metadata(context, con, "message_streams", parts, work, written, duckdb)
     meta = {
-        **partition_metadata("message_streams", written, total, duckdb, parts),
+        **meta,
         "languages": dg.MetadataValue.json(dict(langs.most_common())),
         "scripts": dg.MetadataValue.json(dict(scripts.most_common())),
         "code_mixed_share": round(mixed / written, 4) if written else 0.0,
@@ -174,12 +192,15 @@ def redacted_authors(msgs: pl.DataFrame) -> dict[str, str]:
     ),
 )
 def episodes(context: dg.AssetExecutionContext, config: EpisodesConfig, duckdb: DuckDBStore) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     frames: list[pl.DataFrame] = []
     unchanged = 0
     with duckdb.connect() as con:
         _ensure(con, "episodes")
-        for chat, days in parts.items():
+        parts, work = month_work(context, con, "episodes", ["message_streams"], config.model_dump_json())
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is up to date
+                continue
+            days = w.days
             msgs = store.read_frame(con, """
                 SELECT m.id, m.chat_id, m.day, m.ts, m.author, m.is_user, m.kind, m.line_start, s.normalized_text
                 FROM messages m JOIN message_streams s USING (id)
@@ -199,10 +220,10 @@ def episodes(context: dg.AssetExecutionContext, config: EpisodesConfig, duckdb: 
             unchanged += len(before & set(eps["id"].to_list()))
             with store.transaction(con):
                 store.replace_partitions(con, "episodes", chat, days, eps)
+                stage_days.record(con, "episodes", chat, w)
             frames.append(eps)
-        total = _count(con, "episodes")
-    eps = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["episodes"])
-    meta = partition_metadata("episodes", eps.height, total, duckdb, parts)
+        eps = pl.concat(frames) if frames else pl.DataFrame(schema=TABLES["episodes"])
+        meta = store_metadata(context, con, "episodes", parts, work, eps.height, duckdb)
     if eps.height:
         comps = ["salience", "recency", "user_centricity", "repetition", "density", "urgency"]
         meta.update({
@@ -239,14 +260,18 @@ def _top_episodes(eps: pl.DataFrame, n: int = 5) -> str:
 )
 def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb: DuckDBStore,
               llm: LLMResource) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     client = llm.client
     tiers: Counter = Counter()
     written = candidates = 0
     t0 = time.perf_counter()
+    salt = f"{config.model_dump_json()}:{client.model if client.enabled else 'extractive'}"
     with duckdb.connect() as con:
         _ensure(con, "summaries", "rollups", "llm_fact_candidates")
-        for chat, days in parts.items():
+        parts, work = month_work(context, con, "summaries", ["episodes"], salt)
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is up to date
+                continue
+            days = w.days
             eps = store.read_days(con, "episodes", chat, days)
             summ, claims = summarize_episodes(eps, client if client.enabled else None, config.tier_b, config.tier_c)
             if claims.height:  # exact timestamps from the store, not the transcript's HH:MM
@@ -258,12 +283,13 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
                 store.replace_partitions(con, "summaries", chat, days, summ)
                 store.replace_partitions(con, "llm_fact_candidates", chat, days, claims)
                 _replace_rollups(con, chat, days)
+                stage_days.record(con, "summaries", chat, w)
             written += summ.height
             candidates += claims.height
             tiers.update(f"{t}/{s}" for t, s in zip(summ["tier"].to_list(), summ["source"].to_list()))
-        total = _count(con, "summaries")
+        meta = store_metadata(context, con, "summaries", parts, work, written, duckdb)
     return dg.MaterializeResult(metadata={
-        **partition_metadata("summaries", written, total, duckdb, parts),
+        **meta,
         "tiers": dg.MetadataValue.json(dict(sorted(tiers.items()))),
         "llm_enabled": client.enabled,
         "llm_model": client.model if client.enabled else "",
@@ -304,11 +330,14 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
     ),
 )
 def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.MaterializeResult:
-    parts = days_by_chat(context.partition_keys)
     written = 0
     with duckdb.connect() as con:
         _ensure(con, "fact_claims", "facts", "llm_fact_candidates")
-        for chat, days in parts.items():
+        parts, work = month_work(context, con, "facts", ["message_streams", "summaries"])
+        for chat, w in work.items():
+            if not w.todo:  # every day of its months is up to date
+                continue
+            days = w.days
             msgs = store.read_frame(con, """
                 SELECT m.id, m.chat_id, m.day, m.ts, m.author, m.is_user, s.normalized_text
                 FROM messages m JOIN message_streams s USING (id)
@@ -317,6 +346,7 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Material
                                how="vertical_relaxed")
             with store.transaction(con):
                 store.replace_partitions(con, "fact_claims", chat, days, claims)
+                stage_days.record(con, "facts", chat, w)
             written += claims.height
         all_claims = store.read_frame(con, "SELECT * FROM fact_claims")
         consolidated = consolidate(all_claims)
@@ -327,10 +357,11 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Material
         dangling = con.execute("""
             SELECT count(*) FROM (SELECT unnest(evidence_message_ids) AS mid FROM facts) e
             LEFT JOIN messages m ON m.id = e.mid WHERE m.id IS NULL""").fetchall()[0][0]
+        meta = store_metadata(context, con, "fact_claims", parts, work, written, duckdb)
     current = consolidated.filter(pl.col("valid_to").is_null()) if consolidated.height else consolidated
     return dg.MaterializeResult(
         metadata={
-            **partition_metadata("fact_claims", written, all_claims.height, duckdb, parts),
+            **meta,
             "facts": consolidated.height,
             "current_facts": current.height,
             "superseded_facts": consolidated.height - current.height,
@@ -378,7 +409,7 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
         "facts": [{**f, "fact_id": f["id"]} for f in all_facts.to_dicts()],
     })
     return dg.MaterializeResult(metadata={
-        "dagster/uri": str(path),
+        "dagster/uri": uri(path),
         "version": written.get("version"),
         "content_hash": written.get("content_hash", ""),
         "tokens_estimate": estimate_tokens(written),
