@@ -1,12 +1,18 @@
 """The canonical DuckDB store: schema and the one write path (delete-then-insert per chat-day).
 
 DuckDB allows a single read-write process; Dagster serialises writers through the `duckdb`
-concurrency pool, and readers (the chat runtime, tests) open the file read-only.
+concurrency pool, every writer also holds `writer_lock` (so one outside the pool waits its turn
+instead of failing on DuckDB's file lock), and readers (the chat runtime, tests) open the file
+read-only.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -65,18 +71,71 @@ MESSAGE_COLUMNS = (
 )
 
 
+WRITER_WAIT_S = 1800.0  # a writer queues behind another at most this long (one month's LLM-free step is far less)
+_held: dict[str, list] = {}  # lock path -> [fd, depth]: re-entrant within a process
+_held_guard = threading.Lock()
+
+
+@contextmanager
+def writer_lock(path: str | Path, wait_s: float = WRITER_WAIT_S) -> Iterator[None]:
+    """One read-write DuckDB process at a time, machine-wide (an flock on `<file>.lock`).
+
+    The Dagster `duckdb` pool already serialises the steps that sit in it; this also covers
+    writers outside it (`summaries` talks to the LLM outside the pool and takes the store only to
+    read its inputs and write its rows) and `truffle ingest` next to a running daemon.
+    """
+    lock = str(Path(path).resolve()) + ".lock"
+    with _held_guard:
+        if lock in _held:
+            _held[lock][1] += 1
+            entered = True
+        else:
+            entered = False
+    if not entered:
+        Path(lock).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise TimeoutError(f"{path}: another process has held the store for {wait_s:.0f}s ({lock})")
+                time.sleep(0.05)
+        with _held_guard:
+            _held[lock] = [fd, 1]
+    try:
+        yield
+    finally:
+        with _held_guard:
+            _held[lock][1] -= 1
+            last = _held[lock][1] == 0
+            fd = _held.pop(lock)[0] if last else None
+        if last:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
 @contextmanager
 def connect(path: str | Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(path)
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path), read_only=read_only)
-    try:
-        if not read_only:
+    if read_only:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(path):
+        con = duckdb.connect(str(path))
+        try:
             con.execute(SCHEMA)
-        yield con
-    finally:
-        con.close()
+            yield con
+        finally:
+            con.close()
 
 
 @contextmanager

@@ -93,6 +93,11 @@ def sql_lit(v: Any) -> str:
     return sql_str(v)
 
 
+def is_uri(root: str | Path) -> bool:
+    """An object-store location (s3://, gs://, az://...) rather than a local folder."""
+    return "://" in str(root) and not str(root).startswith("file://")
+
+
 def partition_filter(chat_id: str, days: Iterable[date]) -> str:
     return f"chat_id = {sql_str(chat_id)} AND {sql_in('day', sorted(set(days)))}"
 
@@ -152,8 +157,11 @@ class MemoryIndex:
 
     def __init__(self, root: str | Path, embedder: Embedder | None = None, *,
                  versions: dict[str, int] | None = None, context_prev: bool = False) -> None:
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        # a local folder, or an object-store URI (s3://bucket/prefix, gs://, az://) that LanceDB
+        # opens itself, with credentials and endpoint from the standard AWS_* / GOOGLE_* / AZURE_* variables
+        self.root: str | Path = str(root) if is_uri(root) else Path(root)
+        if isinstance(self.root, Path):
+            self.root.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or Embedder()
         self.context_prev = context_prev
         self.versions = dict(versions or {})  # pinned versions; empty = latest (writer view)
@@ -168,8 +176,8 @@ class MemoryIndex:
         """A read-only view at the versions `publish()` recorded: later writes stay invisible."""
         pointer_path = Path(pointer_path)
         pointer = json.loads(pointer_path.read_text())
-        root = Path(pointer.get("root") or pointer_path.parent)
-        if not root.is_absolute():
+        root = pointer.get("root") or pointer_path.parent
+        if not is_uri(root) and not Path(root).is_absolute():
             root = pointer_path.parent / root
         idx = cls(root, embedder, versions={k: int(v) for k, v in pointer["tables"].items()})
         idx.pointer = pointer
@@ -180,6 +188,8 @@ class MemoryIndex:
         """A MemoryIndex, a latest.json path, or a root (its latest.json if published, else head)."""
         if isinstance(location, MemoryIndex):
             return location
+        if is_uri(location):
+            return cls(location, embedder)
         p = Path(location)
         if p.is_file():
             return cls.open_published(p, embedder)
@@ -339,6 +349,8 @@ class MemoryIndex:
 
     def publish(self, pointer_path: str | Path | None = None) -> dict[str, Any]:
         """Write latest.json atomically (temp file + rename) naming the table versions to read."""
+        if pointer_path is None and not isinstance(self.root, Path):
+            raise ValueError(f"{self.root}: an object-store index publishes to a local latest.json; pass its path")
         pointer_path = Path(pointer_path) if pointer_path else self.root / POINTER_NAME
         self._tables.clear()  # see the head as it is now
         self._cache.clear()
@@ -349,7 +361,7 @@ class MemoryIndex:
                 tables[name] = int(tbl.version)
                 rows[name] = int(tbl.count_rows())
         pointer = {
-            "root": str(self.root.resolve()),
+            "root": str(self.root.resolve()) if isinstance(self.root, Path) else self.root,
             "tables": tables,
             "watermarks": self.watermarks(),
             "rows": rows,

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from truffle_assets.months import next_month
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource
 from truffle_assets_tests.conftest import write_export
+from truffle_assets_tests.fake_llm import FakeLLM
 
 SCRIPT = paths.PROJECT_ROOT / "scripts" / "postgres.sh"
 CONFIG = paths.PROJECT_ROOT / "dagster.postgres.yaml"
@@ -108,18 +110,19 @@ def _sql(env: dict, query: str, params: tuple = ()) -> list[tuple]:
 
 
 def chain_job() -> dg.JobDefinition:
-    """The chat × day chain as a job on the multiprocess executor, with the resources `paths` gives for
-    $TRUFFLE_HOME. Reconstructable: each step process imports this module and rebuilds it."""
+    """The chat × month chain as a job on the multiprocess executor, with the resources `paths` gives for
+    $TRUFFLE_HOME and the LLM endpoint TRUFFLE_LLM_* names (none: tier A only). Reconstructable: each
+    step process imports this module and rebuilds it."""
     resources = {
         "exports": ExportsResource(exports_dir=str(paths.exports_dir()), cache_dir=str(paths.cache_dir())),
         "duckdb": DuckDBStore(path=str(paths.store_path())),
-        "llm": LLMResource(cache_dir=str(paths.cache_dir() / "llm")),
+        "llm": LLMResource.from_env(cache_dir=str(paths.cache_dir() / "llm")),
         "index": IndexResource(root=str(paths.index_dir())),
         "published": PublishedResource(dir=str(paths.published_dir())),
     }
-    job = dg.define_asset_job("chat_day_chain", selection=CHAT_MONTH_KEYS,
+    job = dg.define_asset_job("chat_month_chain", selection=CHAT_MONTH_KEYS,
                               executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
-    return dg.Definitions(assets=CHAT_MONTH_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_day_chain")
+    return dg.Definitions(assets=CHAT_MONTH_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_month_chain")
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +227,53 @@ def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
     # re-running the range redid no day: the store still holds the chat
     with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE chat_id = ?", [chat]).fetchall()[0][0] > 0
+
+
+def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
+    """Two chats' runs at once on the multiprocess executor (as the daemon runs them, two at a time):
+    `summaries` waits on a slow LLM in pool "llm" while the other run's steps take the `duckdb`
+    pool; no two DuckDB steps ever run at once, and the store ends up whole."""
+    root, instance, report = built
+    picked = sorted(report["chats"].items())[:2]
+    run_config = {"ops": {"summaries": {"config": {"tier_b": 0.0, "tier_c": 0.7}}}}  # every episode asks the LLM
+    with FakeLLM(mode="slow", delay_s=0.8) as fake, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRUFFLE_LLM_BASE_URL", fake.base_url)
+        mp.setenv("TRUFFLE_LLM_MODEL", "fake-model")
+        mp.setenv("TRUFFLE_LLM_API_KEY", "x")
+
+        def launch(chat: str, entry: dict) -> str:
+            run = entry["runs"][0]
+            first, last = (date.fromisoformat(run[k] + "-01") for k in ("first_month", "last_month"))
+            with dg.execute_job(dg.reconstructable(chain_job), instance=instance, run_config=run_config,
+                                tags=chat_range_tags(chat, first, last, recompute=True)) as result:
+                assert result.success, chat
+                return result.run_id
+
+        with ThreadPoolExecutor(2) as pool:
+            run_ids = list(pool.map(lambda ce: launch(*ce), picked))
+        assert fake.requests > 0
+    spans = []  # (run, step, start, end)
+    for run_id in run_ids:
+        starts = {}
+        for e in instance.all_logs(run_id):
+            kind = e.dagster_event.event_type_value if e.dagster_event else None
+            if kind == "STEP_START":
+                starts[e.step_key] = e.timestamp
+            elif kind == "STEP_SUCCESS":
+                spans.append((run_id, e.step_key, starts[e.step_key], e.timestamp))
+    duck = [s for s in spans if s[1] != "summaries"]
+    llm = [s for s in spans if s[1] == "summaries"]
+    assert len(duck) == 2 * (len(CHAT_MONTH_KEYS) - 1) and len(llm) == 2
+
+    def overlap(a, b) -> bool:
+        return a[2] < b[3] and b[2] < a[3]
+
+    assert not [(a[1], b[1]) for a in duck for b in duck if a[0] < b[0] and overlap(a, b)]  # one writer
+    assert any(overlap(s, d) for s in llm for d in duck if s[0] != d[0])  # LLM time is not DuckDB time
+    with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
+        sources = dict(con.execute("SELECT source, count(*) FROM summaries WHERE chat_id IN (?, ?) AND tier <> 'A' "
+                                   "GROUP BY ALL", [c for c, _ in picked]).fetchall())
+    assert sources.get("llm", 0) > 0, sources
 
 
 def _months(first: str, last: str) -> list[str]:

@@ -246,7 +246,7 @@ def _top_episodes(eps: pl.DataFrame, n: int = 5) -> str:
 
 
 @dg.asset(
-    **PARTITIONED,
+    **{**PARTITIONED, "pool": "llm"},  # not "duckdb": the store is taken only around the LLM calls
     deps=[episodes],
     kinds={"duckdb", "openai"},
     code_version="1",
@@ -265,15 +265,17 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
     written = candidates = 0
     t0 = time.perf_counter()
     salt = f"{config.model_dump_json()}:{client.model if client.enabled else 'extractive'}"
+    # Two short visits to the store around the LLM calls, which hold no lock: outside the `duckdb`
+    # pool, one chat's summaries overlap another chat's DuckDB steps (multiprocess executor).
     with duckdb.connect() as con:
         _ensure(con, "summaries", "rollups", "llm_fact_candidates")
         parts, work = month_work(context, con, "summaries", ["episodes"], salt)
-        for chat, w in work.items():
-            if not w.todo:  # every day of its months is up to date
-                continue
-            days = w.days
-            eps = store.read_days(con, "episodes", chat, days)
-            summ, claims = summarize_episodes(eps, client if client.enabled else None, config.tier_b, config.tier_c)
+        inputs = {chat: store.read_days(con, "episodes", chat, w.days) for chat, w in work.items() if w.todo}
+    llm_client = client if client.enabled else None
+    results = {chat: summarize_episodes(eps, llm_client, config.tier_b, config.tier_c) for chat, eps in inputs.items()}
+    with duckdb.connect() as con:
+        for chat, (summ, claims) in results.items():
+            w, days = work[chat], work[chat].days
             if claims.height:  # exact timestamps from the store, not the transcript's HH:MM
                 ts = store.read_frame(con, "SELECT id AS message_id, ts AS exact FROM messages WHERE list_contains(?, id)",
                                       [claims["message_id"].to_list()])
