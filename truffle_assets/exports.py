@@ -6,6 +6,7 @@ Used by the `messages` asset and by the run planner (`planning`, behind the expo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -13,10 +14,11 @@ from datetime import date
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 
-from truffle_assets.ids import chat_id_for, content_hash, day_digest, message_ids
+from truffle_assets.ids import chat_id_for, day_digest
 from truffle_assets.parsing import parse_export, read_export
-from truffle_assets.parsing.kinds import DELETED
+from truffle_assets.parsing.kinds import DELETED, SYSTEM
 from truffle_assets.files import sha256_file
 
 EXPORT_SUFFIXES = (".txt", ".zip")
@@ -56,37 +58,66 @@ def day_digests(rows: pl.DataFrame) -> dict[str, str]:
     return {day.isoformat(): day_digest(grp["content_hash"].to_list()) for (day,), grp in rows.group_by("day")}
 
 
+_ROW_SCHEMA = {
+    "id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"), "author": pl.String,
+    "kind": pl.String, "raw_text": pl.String, "edited": pl.Boolean, "source_file": pl.String,
+    "line_start": pl.Int32, "line_end": pl.Int32, "content_hash": pl.String,
+}
+
+
 def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatLoad:
     """Parse every export of a chat; newest file first so overlapping messages cite it."""
     files = sorted(files, key=lambda p: p.stat().st_mtime, reverse=True)
-    records: dict[str, dict] = {}
+    frames = []
     jobs = []
     for path in files:
         export = read_export(path)
         result = parse_export(export)
-        ids = message_ids(chat_id, result.entries)
-        for mid, e in zip(ids, result.entries):
-            if mid in records:
-                continue
-            records[mid] = {
-                "id": mid, "chat_id": chat_id, "day": e.ts.date(), "ts": e.ts, "author": e.author,
-                "kind": e.kind, "raw_text": e.text, "edited": e.edited, "source_file": export.display_name,
-                "line_start": e.line_start, "line_end": e.line_end, "content_hash": content_hash(e),
-            }
+        frames.append(message_rows(chat_id, result.frame, export.display_name))
         jobs.append({
             "chat_id": chat_id, "source_file": export.display_name, "file_sha256": export.file_sha256,
             "encoding": export.encoding, "lines_total": result.lines_total, "header_lines": result.header_lines,
             "continuation_lines": result.continuation_lines, "system_lines": result.system_lines,
             "quarantined_lines": len(result.quarantined), "quarantined": [list(q) for q in result.quarantined],
         })
-    schema = {
-        "id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"), "author": pl.String,
-        "kind": pl.String, "raw_text": pl.String, "edited": pl.Boolean, "source_file": pl.String,
-        "line_start": pl.Int32, "line_end": pl.Int32, "content_hash": pl.String,
-    }
-    rows = pl.DataFrame(list(records.values()), schema=schema)
+    rows = pl.concat(frames) if frames else pl.DataFrame(schema=_ROW_SCHEMA)
+    rows = rows.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
     rows = rows.with_columns(is_user=pl.col("author").eq(user).fill_null(False) if user else pl.lit(False))
     return ChatLoad(chat_id, rows.sort("ts", "id"), jobs)
+
+
+def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:
+    """One export's entry frame (parsing.ENTRY_SCHEMA) as message rows: ids.content_hash and
+    ids.message_ids computed over the columns, byte for byte (test_message_rows.py checks)."""
+    ts, sep = pl.col("ts"), "\x1f"
+    content = entries.select(pl.concat_str(  # ts.isoformat(): entries carry whole seconds
+        ts.dt.strftime("%Y-%m-%dT%H:%M:%S"), pl.col("author").fill_null(""), "kind", "text", pl.lit(""), separator=sep,
+    )).to_series()
+    rows = entries.with_columns(content_hash=_blake2b_hex(content, 16))
+    # How many identical messages came before each one in the file, counted among repeats only:
+    # a window over every row costs several times more, and most messages are unique.
+    nth = pl.repeat(0, rows.height, dtype=pl.Int64, eager=True)
+    repeats = rows.select("content_hash").with_row_index("i").filter(pl.col("content_hash").is_duplicated())
+    if repeats.height:
+        before = pl.int_range(pl.len(), dtype=pl.Int64).over("content_hash")
+        nth.scatter(repeats["i"], repeats.select(before).to_series())
+    key = rows.select(pl.concat_str(pl.lit(chat_id), "content_hash", pl.lit(nth), separator=sep)).to_series()
+    return rows.with_columns(
+        id=_blake2b_hex(key, 10), chat_id=pl.lit(chat_id), day=ts.dt.date(), raw_text="text",
+        source_file=pl.lit(source_file),
+    ).select(*_ROW_SCHEMA).cast(_ROW_SCHEMA)
+
+
+def _blake2b_hex(strings: pl.Series, digest_size: int) -> pl.Series:
+    """hashlib.blake2b(s.encode()).hexdigest() of every string: each row's UTF-8 bytes are a slice
+    of the column's arrow buffer, so no str object is made per row on the way in."""
+    arr = strings.rechunk().to_arrow(compat_level=pl.CompatLevel.oldest())  # large_string: int64 offsets
+    assert arr.type == pa.large_string()
+    offsets = memoryview(arr.buffers()[1]).cast("q")[arr.offset: arr.offset + len(arr) + 1].tolist()
+    data = memoryview(arr.buffers()[2] or b"")
+    b2 = hashlib.blake2b
+    return pl.Series([b2(data[a:b], digest_size=digest_size).hexdigest() for a, b in zip(offsets, offsets[1:])],
+                     dtype=pl.String)
 
 
 def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
@@ -94,11 +125,13 @@ def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
     cache = cache_dir / f"{sha256_file(path)}.json" if cache_dir else None
     if cache is not None and cache.exists():  # a hit costs a hash, not a decode and parse
         return json.loads(cache.read_text())
-    entries = parse_export(read_export(path)).entries
+    entries = parse_export(read_export(path)).frame
+    authored = entries.filter(pl.col("author").is_not_null() & (pl.col("kind") != SYSTEM))
+    deleted = entries.filter(pl.col("kind") == DELETED).select("author", "text").iter_rows()
     prof = {
-        "authors": dict(Counter(e.author for e in entries if e.authored)),
+        "authors": dict(authored.group_by("author", maintain_order=True).len().iter_rows()),
         # iOS attributes "You deleted this message" to the exporter: a direct hint at the user
-        "you": dict(Counter(e.author for e in entries if e.kind == DELETED and "you" in e.text.lower())),
+        "you": dict(Counter(author for author, text in deleted if "you" in text.lower())),
     }
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -1,13 +1,15 @@
-"""The whole-file parse: every line of an export classified at once, as polars columns.
+"""The whole-file parse: every line of an export classified at once, entries out as one frame.
 
 polars' Rust regex engine reads the header of every line in one call (HEADER, translated); the
-author split, the header checks and the kind screening are column expressions; dates, times and
-names are decided once per *distinct* string. An entry's text is one slice of the file (its body's
-start to the end of the line before the next entry), so no per-line Python runs. Only entries
-that may be placeholders (kinds.suspect_piece and friends) and distinct short first lines that
-may be phrases take a Python step. The result equals, field for field, the row parser's in
-parser.py (`parse_rows`), which stays the reference and reads text polars cannot hold (lone
-surrogates); test_columnar.py compares the two on every fixture and on edge texts.
+author split, the header checks, the times and the kind screening are column expressions; dates
+and names are decided once per *distinct* string. An entry's text is its first line's body, or
+for the few multi-line entries its lines joined by a group-by, so neither lines nor entries ever
+become Python objects: the result is a frame (ENTRY_SCHEMA) that ingestion reads as it is. Only
+distinct texts that may be placeholders (kinds.suspect_head and friends) and distinct short first
+lines that may be phrases (kinds.PHRASE_SCREEN) take a Python step. The result equals, field for
+field, the row parser's in parser.py (`parse_rows`), which stays the reference and reads text
+polars cannot hold (lone surrogates); test_columnar.py compares the two on every fixture and on
+edge texts.
 
 Translation notes (HEADER -> Rust regex, same matches):
 - Python's `\\d` matches str.isdecimal() digits of Python's Unicode version; Rust's follows its
@@ -20,7 +22,6 @@ Translation notes (HEADER -> Rust regex, same matches):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache
 
 import polars as pl
@@ -35,7 +36,7 @@ from truffle_assets.parsing.kinds import (
     maybe_phrase,
     short_kind,
     suspect_first_line,
-    suspect_piece,
+    suspect_head,
 )
 
 # Start and end of every run of characters Python's `\d` matches (str.isdecimal), Python 3.11.
@@ -68,17 +69,20 @@ def header_pattern() -> str:
     return pattern.replace(r"\d", PY_DIGITS)
 
 
+# One row per entry, in file order: the fields of parser.Entry.
+ENTRY_SCHEMA = {
+    "ts": pl.Datetime("us"), "author": pl.String, "text": pl.String, "kind": pl.String,
+    "line_start": pl.Int64, "line_end": pl.Int64, "edited": pl.Boolean,
+}
+# The header times of ASCII digits: "21:05", "9.05.07", "9:05 p. m.", "10:00\u202fPM".
+_ASCII_TIME = "^[0-9]{1,2}[:.][0-9]{2}(?:[:.][0-9]{2})?(?:[ \u00a0\u202f_]?[AaPp]\\.?[ \u00a0\u202f]?[Mm]\\.?)?$"
+
+
 @dataclass
 class Columns:
-    """Entries as columns, in file order, and what the row parser reports besides them."""
+    """Entries as one frame (ENTRY_SCHEMA), and what the row parser reports besides them."""
 
-    ts: list[datetime]
-    author: list[str | None]
-    text: list[str]
-    kind: list[str]
-    line_start: list[int]
-    line_end: list[int]
-    edited: list[bool]
+    rows: pl.DataFrame
     lines_total: int
     quarantined: list[tuple[int, str, str]]
     orders: dict
@@ -92,26 +96,25 @@ def to_series(text: str) -> pl.Series | None:
         return None
 
 
-def parse_columns(text: str, whole: pl.Series) -> Columns | None:
-    """Entries of one LF-only text (`whole` is it as a one-string series); None if it has no header."""
+def parse_columns(whole: pl.Series) -> Columns | None:
+    """Entries of one LF-only text, held as a one-string series; None if it has no entry."""
     lines = whole.str.split("\n").explode()
-    if text.endswith("\n"):
+    if lines[-1] == "":  # the text ends with a newline, not with an empty line
         lines = lines.head(len(lines) - 1)
+    n_lines = len(lines)
     g = lines.str.extract_groups(header_pattern()).struct.unnest()
     g.columns = ["raw", "bracket", "d", "t", "t_first", "d_last", "end"]
     line = pl.col("line")
     df = g.with_columns(lines.alias("line")).select(
-        pl.int_range(1, len(lines) + 1, dtype=pl.Int64).alias("no"),
+        pl.int_range(1, n_lines + 1, dtype=pl.Int64).alias("no"),
         line,
-        line_len=line.str.len_chars(),
         bracket="bracket",
         date=pl.coalesce("d", "d_last"),  # date-first headers, else time-first ones
         time=pl.coalesce("t", "t_first"),
         end="end",
         rest=line.str.slice(pl.col("raw").str.len_chars()),  # null unless the line is header-like
     )
-    like = df.filter(pl.col("rest").is_not_null())
-    if like.is_empty():
+    if df["rest"].null_count() == n_lines:
         return None
 
     # Dates, counted as the row parser counts them (date-first column, then time-first), and orders.
@@ -120,114 +123,133 @@ def parse_columns(text: str, whole: pl.Series) -> Columns | None:
     for date_text, n in ordered_dates.group_by("date", maintain_order=True).len().iter_rows():
         hd = dates[date_text] = HeaderDate(date_text)
         hd.n = n
-    stamps = ((dates[d], tm) for d, t in like.select("date", "time").iter_rows() if (tm := parse_time(t)) is not None)
-    orders = decide_orders(dates.values(), stamps)  # stamps are read only for a style still undecided
 
-    # Each distinct time, date and name once; the name is what precedes the line's first ": ".
-    time_of = {t: parse_time(t) for t in like["time"].unique().to_list()}
+    def stamps():  # read only for a style still undecided
+        for d, t in df.filter(pl.col("rest").is_not_null()).select("date", "time").iter_rows():
+            if (tm := parse_time(t)) is not None:
+                yield dates[d], tm
+
+    orders = decide_orders(dates.values(), stamps())
+
+    # Each distinct date and name once in Python, distinct times as columns. The name is what
+    # precedes the line's first ": ".
     day_of = {d: hd.date_or_swapped(orders[hd.style]) for d, hd in dates.items()}
-    split = like["rest"].str.splitn(": ", 2).struct.unnest()
+    times = df["time"].drop_nulls().unique()
+    tm = pl.col("time").replace_strict(times, _times(times), default=None, return_dtype=pl.Time)
+    split = df["rest"].str.splitn(": ", 2).struct.unnest()
     split.columns = ["name", "body"]
-    like = like.hstack(split).with_columns(
-        rest_len=pl.col("rest").str.len_chars(),
-        bare=pl.col("end").is_in(_BARE_ENDS),
-    )
+    rest_len = pl.col("rest").str.len_chars()
     found = pl.col("body").is_not_null() & (pl.col("name").str.len_chars() <= AUTHOR_SCAN - 2)
-    colon_end = (  # "Name:" with an empty body
-        ~found & (pl.col("rest_len") > 0) & (pl.col("rest_len") < AUTHOR_SCAN) & pl.col("rest").str.ends_with(":")
-    )
-    like = like.with_columns(
+    colon_end = ~found & (rest_len > 0) & (rest_len < AUTHOR_SCAN) & pl.col("rest").str.ends_with(":")  # "Name:"
+    df = df.hstack(split).with_columns(
+        tm=tm,
+        day=pl.col("date").replace_strict(day_of, default=None, return_dtype=pl.Date),
         raw_name=pl.when(pl.col("rest").str.starts_with("\u200e")).then(None)  # iOS system events: "‎You created group"
         .when(found).then(pl.col("name"))
-        .when(colon_end).then(pl.col("rest").str.slice(0, pl.col("rest_len") - 1)),
+        .when(colon_end).then(pl.col("rest").str.slice(0, rest_len - 1)),
         body=pl.when(found).then(pl.col("body")).otherwise(pl.lit("")),
     )
-    raw_names = like["raw_name"].drop_nulls().unique().to_list()
+    raw_names = df["raw_name"].drop_nulls().unique().to_list()
     name_of = {n: author_name(n) if n else None for n in raw_names}  # no name before ": ": a system line
-    like = like.with_columns(
-        author=pl.col("raw_name").replace_strict(name_of, default=None, return_dtype=pl.String),
-        tm=pl.col("time").replace_strict(time_of, default=None, return_dtype=pl.Time),
-        day=pl.col("date").replace_strict(day_of, default=None, return_dtype=pl.Date),
-    )
-    ent = like.filter(
+    author = pl.col("raw_name").replace_strict(name_of, default=None, return_dtype=pl.String)
+    is_entry = (
         pl.col("tm").is_not_null()
         & (pl.col("bracket").is_null() != pl.col("end").str.starts_with("]"))
-        & (pl.col("author").is_not_null() | ~pl.col("bare"))
+        & (pl.col("author").is_not_null() | ~pl.col("end").is_in(_BARE_ENDS))  # a bare space needs an author
         & pl.col("day").is_not_null()
-    ).select(
-        "no",
-        "author",
-        ts=pl.col("day").dt.combine(pl.col("tm")),
-        first=pl.when(pl.col("author").is_null()).then(pl.col("rest")).otherwise(pl.col("body")),
-    )
-    if ent.is_empty():
+    ).fill_null(False)
+    df = df.with_columns(author=author).with_columns(is_entry=is_entry)
+    starts = df["is_entry"].arg_true()
+    if starts.is_empty():
         return None
+    quarantined = [(n, _PREAMBLE, ln[:120]) for n, ln in df.head(starts[0]).select("no", "line").iter_rows()]
 
-    # Every other line (continuations, rejected header-like lines) joins the entry above: an entry's
-    # text is one slice of the file, from its body's start to the end of the line before the next entry.
-    n_lines = len(lines)
-    first_no = ent["no"][0]
-    quarantined = [(n, _PREAMBLE, ln[:120]) for n, ln in df.head(first_no - 1).select("no", "line").iter_rows()]
-    line_at = df.select(
-        "line_len",
-        start=(pl.col("line_len") + 1).cum_sum() - pl.col("line_len") - 1,  # character offset in `text`
+    # Every other line (continuations, rejected header-like lines) joins the entry above. Each line
+    # as it appears in its entry's text ("piece"): a header line from its body on, others whole.
+    first = pl.when(pl.col("author").is_null()).then(pl.col("rest")).otherwise(pl.col("body"))
+    entry = pl.col("is_entry")
+    df = df.select(
+        "no", "author", "is_entry",
+        ts=pl.col("day").dt.combine(pl.col("tm")),
+        first=pl.when(entry).then(first),
+        piece=pl.when(entry).then(first).otherwise(pl.col("line")),
+        eid=entry.cum_sum(),  # 0 in the preamble
+        multiline=entry & ~entry.shift(-1, fill_value=True),
     )
-    ent = ent.with_columns(line_end=pl.col("no").shift(-1, fill_value=n_lines + 1) - 1)
-    ends = ent["line_end"] - 1
-    ent = ent.with_columns(
-        a=line_at["start"].gather(ent["no"] - 1) + line_at["line_len"].gather(ent["no"] - 1) - pl.col("first").str.len_chars(),
-        b=line_at["start"].gather(ends) + line_at["line_len"].gather(ends),
+    joined = (  # multi-line texts, in entry order; a single line's text is its first piece
+        df.filter(pl.when(entry).then(pl.col("multiline")).forward_fill().fill_null(False))
+        .group_by("eid", maintain_order=True)
+        .agg(pl.col("piece").str.join("\n"))["piece"]
     )
-    texts = list(map(text.__getitem__, map(slice, ent["a"].to_list(), ent["b"].to_list())))
-
-    kind, edited = _kinds(df, ent, texts)
-    return Columns(
-        ent["ts"].to_list(), ent["author"].to_list(), texts, kind, ent["no"].to_list(),
-        ent["line_end"].to_list(), edited, n_lines, quarantined, orders,
+    ent = df.filter(entry).select(
+        "ts", "author", "first", "multiline",
+        line_start="no",
+        line_end=pl.col("no").shift(-1, fill_value=n_lines + 1) - 1,
     )
+    text = ent["first"].clone()
+    text.scatter(ent["multiline"].arg_true(), joined)
+    ent = ent.with_columns(text=text)
+    kind, edited = _kinds(ent)
+    rows = ent.with_columns(kind=kind, edited=edited).select(*ENTRY_SCHEMA).cast(ENTRY_SCHEMA)
+    return Columns(rows, n_lines, quarantined, orders)
 
 
-def _kinds(df: pl.DataFrame, ent: pl.DataFrame, texts: list[str]) -> tuple[list[str], list[bool]]:
-    """classify() over the entry columns: Python decides only the entries that may be placeholders,
-    and each distinct short first line once."""
+def _times(times: pl.Series) -> pl.Series:
+    """parse_time() over distinct time strings: those of ASCII digits as columns, others in Python."""
+    f = times.to_frame("t").with_columns(
+        ascii=pl.col("t").str.contains(_ASCII_TIME),
+        ampm=pl.col("t").str.contains("[AaPp]"),
+        pm=pl.col("t").str.contains("[Pp]"),
+        hms=pl.col("t").str.replace_all("[^0-9]+", ":").str.split_exact(":", 2),
+    ).unnest("hms").with_columns(pl.col("field_0", "field_1", "field_2").cast(pl.Int64, strict=False))
+    h, m, s = pl.col("field_0"), pl.col("field_1"), pl.col("field_2").fill_null(0)  # no seconds: 0
+    hour = pl.when("ampm").then(h % 12 + pl.when("pm").then(12).otherwise(0)).otherwise(h)
+    ok = (~pl.col("ampm") | (h <= 12)) & (hour < 24) & (m < 60) & (s < 60)  # else time() refuses: a body line
+    tm = f.select(pl.when(ok).then(((hour * 3600 + m * 60 + s) * 1_000_000_000).cast(pl.Time))).to_series()
+    others = (~f["ascii"]).arg_true()
+    if len(others):
+        tm.scatter(others, pl.Series([parse_time(x) for x in times.gather(others).to_list()], dtype=pl.Time))
+    return tm
+
+
+def _kinds(ent: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+    """classify() over the entry columns: Python decides each distinct text that may be a
+    placeholder, and each distinct short first line that may be a phrase, once."""
     n = len(ent)
-    kind, edited = [MESSAGE] * n, [False] * n
-    # Each line as it appears in its entry's text: a header line from its body on.
-    piece = (
-        df.select("no", "line")
-        .join(ent.select("no", "first"), on="no", how="left", maintain_order="left")
-        .select(piece=pl.coalesce("first", "line"))
-        .to_series()
-    )
-    eid = ent["no"].search_sorted(df["no"], side="right") - 1  # each line's entry; -1 before the first
-    flagged = piece.to_frame().select(suspect_piece(pl.col("piece"))).to_series()
-    suspect_eids = eid.filter(flagged & (eid >= 0)).unique()
+    first, text = pl.col("first"), pl.col("text")
     f = ent.select(
-        pl.int_range(n).alias("i"),
-        "author",
+        pl.int_range(n, dtype=pl.UInt32).alias("i"),
+        "text",
         "first",
-        multiline=pl.col("no") != pl.col("line_end"),
-        full=(
-            piece.gather(ent["line_end"] - 1).str.ends_with(">")
-            | ((pl.col("first").str.len_chars() <= PLACEHOLDER_MAX)
-               & (suspect_first_line(pl.col("first")) | pl.int_range(n).is_in(suspect_eids.implode())))
+        "multiline",
+        authored=pl.col("author").is_not_null(),
+        full=(  # _suspect() passes, or the edited marker needs stripping: the full decision
+            text.str.ends_with(">")
+            | ((first.str.len_chars() <= PLACEHOLDER_MAX)
+               & (suspect_first_line(first) | suspect_head(text.str.slice(0, PLACEHOLDER_MAX))))
         ),
     )
-    for (i,) in f.filter(pl.col("author").is_null()).select("i").iter_rows():
-        kind[i] = SYSTEM
-    authored = f.filter(pl.col("author").is_not_null())
-    for i, author in authored.filter("full").select("i", "author").iter_rows():
-        kind[i], edited[i] = classify(author, texts[i])
+    kind = f.select(pl.when("authored").then(pl.lit(MESSAGE)).otherwise(pl.lit(SYSTEM))).to_series()
+    edited = pl.repeat(False, n, eager=True)
+    authored = f.filter("authored")
+    full = authored.filter("full").select("i", "text")
+    if full.height:
+        texts = full["text"].unique().to_list()
+        decided = [classify(MESSAGE, t) for t in texts]  # any author: only whether there is one matters
+        by_text = pl.DataFrame(
+            {"text": texts, "k": [k for k, _ in decided], "e": [e for _, e in decided]},
+            schema={"text": pl.String, "k": pl.String, "e": pl.Boolean},
+        )
+        full = full.join(by_text, on="text", how="left", maintain_order="left")
+        kind.scatter(full["i"], full["k"])
+        edited.scatter(full["i"], full["e"])
     short = authored.filter(
-        ~pl.col("full") & (pl.col("first").str.len_chars() <= PHRASE_MAX) & maybe_phrase(pl.col("first"))
-    )
-    special = {}
-    for first, multiline in short.select("first", "multiline").unique().iter_rows():
-        k = short_kind(first, multiline)
-        if k != MESSAGE:
-            special[first, multiline] = k
+        ~pl.col("full") & (first.str.len_chars() <= PHRASE_MAX) & maybe_phrase(first)
+    ).select("i", "first", "multiline")
+    special = [(a, b, k) for a, b in short.select("first", "multiline").unique().iter_rows()
+               if (k := short_kind(a, b)) != MESSAGE]
     if special:
-        firsts = list({first for first, _ in special})
-        for i, first, multiline in short.filter(pl.col("first").is_in(firsts)).select("i", "first", "multiline").iter_rows():
-            kind[i] = special.get((first, multiline), MESSAGE)
+        spec = pl.DataFrame(special, schema={"first": pl.String, "multiline": pl.Boolean, "k": pl.String}, orient="row")
+        short = short.join(spec, on=["first", "multiline"], how="inner")
+        kind.scatter(short["i"], short["k"])
     return kind, edited

@@ -146,18 +146,10 @@ def _suspect(head: str, first: str) -> bool:
 PY_SPACE = r"[\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
 
 
-def suspect_piece(line: pl.Expr) -> pl.Expr:
-    """_suspect()'s content tests on one line of an entry, over a whole column. An entry any of
-    whose lines passes this may be a placeholder; so may one whose first line passes
-    suspect_first_line() or whose text ends in ">". Every entry _suspect() flags is flagged
-    here (lines beyond PLACEHOLDER_MAX are tested too: a superset), so the rest skip the Python decision."""
-    return (
-        line.str.contains(f"[{MARKS}]")
-        | line.str.contains("://", literal=True)
-        | line.str.contains("ocation", literal=True)
-        | line.str.contains("OCATION", literal=True)
-        | line.str.contains("WhatsApp", literal=True)
-    )
+def suspect_head(head: pl.Expr) -> pl.Expr:
+    """_suspect()'s content tests over a whole column of heads (an entry's text up to
+    PLACEHOLDER_MAX), as one regex: a mark, a link, "ocation"/"OCATION" or "WhatsApp"."""
+    return head.str.contains(f"[{MARKS}]|://|ocation|OCATION|WhatsApp")
 
 
 def suspect_first_line(first: pl.Expr) -> pl.Expr:
@@ -165,20 +157,23 @@ def suspect_first_line(first: pl.Expr) -> pl.Expr:
     return first.str.contains(f"[>)]{PY_SPACE}*$")
 
 
-# How a call notice without other scripts starts (_CALL's alternatives that are all ASCII).
-_CALL_ASCII_START = "^(?:missed |voice call|video call|verpasster |llamada perdida|chiamata |chamada )"
-_ASCII_SPACE = " \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"  # what str.strip() removes from ASCII text
+def _rust_escape(text: str) -> str:
+    return re.sub(r"([\\.+*?()|\[\]{}^$#&\-~])", r"\\\1", text)
+
+
+# What short_kind() can tell from a MESSAGE: a whole-line phrase (after strip, lower, rstrip(".")) or
+# a call notice's start, matched case-insensitively. Rust's case folding matches every character
+# whose Python lower() is a character of these (test_columnar.py checks all code points), so the
+# screen passes every line short_kind() could call something else; it decides those few.
+_CALL_START = _CALL.pattern.removeprefix("^").removesuffix(r"(?:\b.*)?$")
+PHRASE_SCREEN = (
+    f"^{PY_SPACE}*(?i:(?:{'|'.join(map(_rust_escape, sorted(_PHRASES)))})\\.*{PY_SPACE}*$|{_CALL_START})"
+)
 
 
 def maybe_phrase(first: pl.Expr) -> pl.Expr:
-    """False where short_kind(first) is surely MESSAGE, over a whole column. Exact screening for
-    ASCII lines (lower-casing and stripping agree with Python's there); True for all others."""
-    low = first.str.strip_chars(_ASCII_SPACE).str.to_lowercase().str.strip_chars_end(".")
-    return (
-        ~first.str.contains(r"^[\x00-\x7f]*$")
-        | low.is_in(list(_PHRASES))
-        | low.str.contains(_CALL_ASCII_START)
-    )
+    """False where short_kind(first) is surely MESSAGE, over a whole column."""
+    return first.str.contains(PHRASE_SCREEN)
 
 
 def _strip_edited(text: str) -> tuple[str, bool]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 
+import polars as pl
+
 from truffle_assets.parsing.headers import (
     AUTHOR_SCAN,
     GROUPS,
@@ -22,7 +24,7 @@ from truffle_assets.parsing.headers import (
     decide_orders,
     parse_time,
 )
-from truffle_assets.parsing.columnar import Columns, parse_columns, to_series
+from truffle_assets.parsing.columnar import ENTRY_SCHEMA, parse_columns, to_series
 from truffle_assets.parsing.kinds import SYSTEM, classify
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
 
@@ -52,11 +54,16 @@ class Entry:
             "edited": self.edited,
         }
 
+    def to_row(self) -> tuple:
+        return self.ts, self.author, self.text, self.kind, self.line_start, self.line_end, self.edited
+
 
 @dataclass
 class ParseResult:
+    """One export's entries and line accounting. The entries live as columns (`frame`); Entry
+    objects are built only when asked for (`entries`), as the CLI and tests do."""
+
     source: str
-    entries: list[Entry]
     lines_total: int
     header_lines: int
     continuation_lines: int
@@ -64,18 +71,39 @@ class ParseResult:
     quarantined: list[tuple[int, str, str]] = field(default_factory=list)  # (line, reason, preview)
     encoding: str = "utf-8"
     orders: dict = field(default_factory=dict)
+    _frame: pl.DataFrame | None = field(default=None, repr=False, compare=False)
+    _entries: list[Entry] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The entries as columns (ENTRY_SCHEMA), in file order."""
+        if self._frame is None:  # the row parser's result; raises for text polars cannot hold, as any frame would
+            self._frame = pl.DataFrame([e.to_row() for e in self._entries], schema=ENTRY_SCHEMA, orient="row")
+        return self._frame
+
+    @property
+    def entries(self) -> list[Entry]:
+        if self._entries is None:
+            self._entries = _entries(self._frame)
+        return self._entries
 
     @property
     def counts(self) -> dict:
-        kinds = Counter(e.kind for e in self.entries)
+        if self._frame is not None:
+            f = self._frame
+            kinds = dict(f.group_by("kind").len().iter_rows())
+            authored = f.select((pl.col("author").is_not_null() & (pl.col("kind") != SYSTEM)).sum()).item()
+        else:
+            kinds = Counter(e.kind for e in self._entries)
+            authored = sum(e.authored for e in self._entries)
         return {
             "lines_total": self.lines_total,
             "header_lines": self.header_lines,
             "continuation_lines": self.continuation_lines,
             "system_lines": self.system_lines,
             "quarantined_lines": len(self.quarantined),
-            "entries": len(self.entries),
-            "authored": sum(e.authored for e in self.entries),
+            "entries": self.header_lines + self.system_lines,
+            "authored": authored,
             **{f"kind_{k}": v for k, v in sorted(kinds.items())},
         }
 
@@ -218,26 +246,34 @@ def _decide(parts: list) -> tuple[dict[str, HeaderDate], dict]:
 def parse_text(text: str, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
     """Parse over whole columns (columnar.py); text polars cannot hold takes the row parser."""
     text = _lf_only(text)
-    if not text.strip():
-        raise ExportError(source, "empty file: no chat lines")
     whole = to_series(text)
     if whole is None:
         return parse_rows(text, source, encoding)
-    c = parse_columns(text, whole)
-    if c is None:
+    return parse_column(whole, source, encoding)
+
+
+def parse_column(whole: pl.Series, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
+    """Parse an LF-only text held as a one-string polars series, as parse_text() would."""
+    c = parse_columns(whole)
+    if c is None:  # no entry, so nothing was wasted on the checks a failure needs
+        text = whole.item()
+        if not text.strip():
+            raise ExportError(source, "empty file: no chat lines")
         _no_header(text, source)
-    entries = _entries(c)
-    return _result(source, entries, c.lines_total, c.quarantined, encoding, c.orders)
+    n_header = c.rows.height - c.rows["author"].null_count()
+    return _result(source, n_header, c.rows.height - n_header, c.lines_total, c.quarantined, encoding, c.orders,
+                   frame=c.rows)
 
 
-def _entries(c: Columns) -> list[Entry]:
+def _entries(frame: pl.DataFrame) -> list[Entry]:
     """One Entry per row, built by map() in C. The cyclic garbage collector is paused meanwhile:
     entries hold only strings, numbers and datetimes, so the collections their allocation would
     trigger (each also walking the older heap) cannot free anything."""
+    columns = [frame[c].to_list() for c in ENTRY_SCHEMA]
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return list(map(Entry, c.ts, c.author, c.text, c.kind, c.line_start, c.line_end, c.edited))
+        return list(map(Entry, *columns))
     finally:
         if was_enabled:
             gc.enable()
@@ -249,11 +285,10 @@ def _no_header(text: str, source: str):
     raise ExportError(source, f"no WhatsApp message header found; first line is {lines[first - 1][:80]!r}", first)
 
 
-def _result(source, entries, lines_total, quarantined, encoding, orders) -> ParseResult:
-    n_header = sum(1 for e in entries if e.author is not None)
-    n_system = len(entries) - n_header
+def _result(source, n_header, n_system, lines_total, quarantined, encoding, orders, **parsed) -> ParseResult:
     n_cont = lines_total - n_header - n_system - len(quarantined)
-    return ParseResult(source, entries, lines_total, n_header, n_cont, n_system, quarantined, encoding, orders)
+    return ParseResult(source, lines_total, n_header, n_cont, n_system, quarantined, encoding, orders,
+                       _frame=parsed.get("frame"), _entries=parsed.get("entries"))
 
 
 def parse_rows(text: str, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
@@ -289,11 +324,13 @@ def parse_rows(text: str, source: str = "<text>", encoding: str = "utf-8") -> Pa
     out.finish()
     if not out.entries:
         _no_header(text, source)
-    return _result(source, out.entries, out.line - 1, out.quarantined, encoding, orders)
+    n_header = sum(1 for e in out.entries if e.author is not None)
+    return _result(source, n_header, len(out.entries) - n_header, out.line - 1, out.quarantined, encoding, orders,
+                   entries=out.entries)
 
 
 def parse_export(export: ExportText) -> ParseResult:
-    return parse_text(export.text, export.display_name, export.encoding)
+    return parse_column(export.column, export.display_name, export.encoding)
 
 
 def parse_file(path: str | Path) -> ParseResult:

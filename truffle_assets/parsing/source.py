@@ -9,8 +9,11 @@ from __future__ import annotations
 import codecs
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
+
+import polars as pl
 
 from truffle_assets.files import sha256_file
 
@@ -35,13 +38,19 @@ class ExportText:
 
     path: str  # the file on disk
     member: str | None  # the zip member holding the chat, if any
-    text: str
     encoding: str
     file_sha256: str  # hash of the file on disk (the zip itself for zips)
+    column: pl.Series = field(repr=False, compare=False)  # the text with LF line ends, as a one-string series
+    data: bytes = field(repr=False)  # the chat's bytes as read
 
     @property
     def display_name(self) -> str:
         return f"{self.path}!{self.member}" if self.member else self.path
+
+    @cached_property
+    def text(self) -> str:
+        """The text as a Python string, decoded on first use: the parser reads `column`."""
+        return self.data.decode(self.encoding)
 
 
 def read_export(path: str | Path) -> ExportText:
@@ -56,8 +65,8 @@ def read_export(path: str | Path) -> ExportText:
         if data.startswith(_ZIP_MAGIC) or path.suffix.lower() == ".zip":
             raise ExportError(path, "corrupt zip: no readable central directory (truncated or damaged?)")
     shown = f"{path}!{member}" if member else path
-    text, encoding = decode_bytes(data, shown)
-    return ExportText(str(path), member, text, encoding, digest)
+    column, encoding = decode_column(data, shown)
+    return ExportText(str(path), member, encoding, digest, column, data)
 
 
 def _read_zip_chat(path: Path) -> tuple[str, bytes]:
@@ -120,25 +129,47 @@ _BOMS = (
 )
 
 
+def decode_column(data: bytes, name: str | Path = "<bytes>") -> tuple[pl.Series, str]:
+    """decode_bytes(), with CRLF turned into LF as the parser reads lines, into a one-string polars
+    series. UTF-8, the common case, never becomes a Python string: polars checks and takes the bytes
+    as they are; on any doubt decode_bytes() decides, naming the offending line."""
+    encoding = _sniff(data)
+    if encoding == "utf-8" or encoding == "utf-8-sig":
+        body = data[len(codecs.BOM_UTF8):] if encoding == "utf-8-sig" else data
+        if len(data) <= MAX_TEXT_BYTES and b"\x00" not in body:
+            if b"\r" in body:
+                body = body.replace(b"\r\n", b"\n").removesuffix(b"\r")
+            try:
+                return pl.Series([body], dtype=pl.Binary).cast(pl.String), encoding
+            except pl.exceptions.PolarsError:
+                pass  # not UTF-8: decode_bytes() raises, naming the line
+    text, encoding = decode_bytes(data, name)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").removesuffix("\r")
+    return pl.Series([text], dtype=pl.String), encoding
+
+
+def _sniff(data: bytes) -> str:
+    """The encoding from a BOM, or UTF-16 without one (ASCII-heavy text has a NUL in every other byte)."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return enc
+    sample = data[:4096]
+    if len(sample) >= 4:
+        even_nuls = sample[0::2].count(0)
+        odd_nuls = sample[1::2].count(0)
+        if odd_nuls > len(sample) // 4 and even_nuls == 0:
+            return "utf-16-le"
+        if even_nuls > len(sample) // 4 and odd_nuls == 0:
+            return "utf-16-be"
+    return "utf-8"
+
+
 def decode_bytes(data: bytes, name: str | Path = "<bytes>") -> tuple[str, str]:
     """Decode export bytes; raise ExportError naming the first offending line."""
     if len(data) > MAX_TEXT_BYTES:
         raise ExportError(name, f"{len(data)} bytes exceeds the {MAX_TEXT_BYTES}-byte limit")
-    encoding = "utf-8"
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            encoding = enc
-            break
-    else:
-        # UTF-16 without BOM: ASCII-heavy text has a NUL in every other byte.
-        sample = data[:4096]
-        if len(sample) >= 4:
-            even_nuls = sample[0::2].count(0)
-            odd_nuls = sample[1::2].count(0)
-            if odd_nuls > len(sample) // 4 and even_nuls == 0:
-                encoding = "utf-16-le"
-            elif even_nuls > len(sample) // 4 and odd_nuls == 0:
-                encoding = "utf-16-be"
+    encoding = _sniff(data)
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -7,17 +7,21 @@ import re
 import polars as pl
 import pytest
 
-from truffle_assets.parsing import ParseResult, parse_text, read_export
-from truffle_assets.parsing.columnar import PY_DIGITS, header_pattern
-from truffle_assets.parsing.headers import HEADER
-from truffle_assets.parsing.kinds import PY_SPACE
-from truffle_assets.parsing.parser import parse_rows
+from truffle_assets.parsing import ParseResult, parse_export, parse_text, read_export
+from truffle_assets.parsing.columnar import ENTRY_SCHEMA, PY_DIGITS, _times, header_pattern
+from truffle_assets.parsing.headers import _TIME, HEADER, parse_time
+from truffle_assets.parsing.kinds import (
+    _CALL_START, _PHRASES, MESSAGE, PHRASE_SCREEN, PY_SPACE, _rust_escape, short_kind,
+)
+from truffle_assets.parsing.parser import _lf_only, parse_rows
 from truffle_assets_tests.parsing.test_fixtures import FIXTURES, export_files, require_fixtures
 
 ALL_CHARS = "".join(map(chr, range(0x110000)))
 
 
 def same(a: ParseResult, b: ParseResult) -> None:
+    assert a.frame.schema == ENTRY_SCHEMA
+    assert a.frame.equals(b.frame)  # b's frame is built from the row parser's Entry objects
     assert a.entries == b.entries
     assert [type(e.ts) for e in a.entries] == [type(e.ts) for e in b.entries]
     assert a.quarantined == b.quarantined
@@ -55,7 +59,10 @@ def test_header_translation_matches_the_same_groups(line):
 def test_fixture_parses_identically_by_rows_and_columns(rel):
     require_fixtures()
     export = read_export(FIXTURES / rel)
-    same(parse_text(export.text, rel), parse_rows(export.text, rel))
+    assert export.column.item() == _lf_only(export.text)  # the bytes polars took are the decoded text
+    reference = parse_rows(export.text, export.display_name, export.encoding)
+    same(parse_export(export), reference)  # what parse_file and ingestion run
+    same(parse_text(export.text, export.display_name, export.encoding), reference)
 
 
 TEXTS = {
@@ -99,3 +106,42 @@ def test_phrase_screen_never_drops_a_phrase_or_call():
     for first, keep in zip(firsts, screened):
         for multiline in (False, True):
             assert keep or short_kind(first, multiline) == MESSAGE, first
+
+
+def test_phrase_screen_passes_every_case_python_lowers_into_a_phrase():
+    # short_kind() lowers with Python; the screen folds case with Rust. Lower-casing is per character
+    # except Final_Sigma (no sigma in the phrases) and U+0130 (-> "i" + U+0307, in no phrase).
+    alphabet = set("".join(_PHRASES)) | {c for c in _CALL_START if c.isalnum() or c == " "} | {"."}
+    assert not alphabet & {"\u03c3", "\u03c2", "\u0307"}
+    assert [c for c in ALL_CHARS if len(c.lower()) > 1] == ["\u0130"]
+    lowers_to: dict[str, list[str]] = {}
+    for c in ALL_CHARS:
+        if c.lower() in alphabet and not 0xD800 <= ord(c) <= 0xDFFF:
+            lowers_to.setdefault(c.lower(), []).append(c)
+    for p, chars in lowers_to.items():
+        folded = pl.Series(chars).str.contains(f"^(?i:{_rust_escape(p)})$")
+        assert folded.all(), (p, [c for c, ok in zip(chars, folded) if not ok])
+    # and whole lines, as short_kind() sees them
+    lines = [f"{pad}{p.upper()}{dots}{pad}" for p in _PHRASES for pad in ("", " \u00a0") for dots in ("", "..")]
+    lines += ["MISSED VOICE CALL from Bob", "\tVideo call", "ПРОПУЩЕННЫЙ АУДИОЗВОНОК"]
+    lines = [ln for ln in lines if short_kind(ln, True) != MESSAGE]
+    assert len(lines) > 250 and pl.Series(lines).str.contains(PHRASE_SCREEN).all()
+    assert not pl.Series(["deleted message x", "missed the bus", "ok", "null pointer", "😀"]).str.contains(
+        PHRASE_SCREEN).any()
+
+
+def test_times_as_columns_equal_parse_time():
+    texts = []
+    for h in ("0", "1", "9", "00", "09", "11", "12", "13", "23", "24", "99"):
+        for m in ("00", "05", "59", "60", "75"):
+            for s in ("", ":00", ".07", ":59", ":60"):
+                for ampm in ("", "AM", "am", "PM", "p.m.", "a. m.", "P.M", "pM", "\u0645", "\u0635"):
+                    for sep in ("", " ", "\u00a0", "\u202f", "_"):
+                        for colon in (":", "."):
+                            t = f"{h}{colon}{m}{s}{sep if ampm else ''}{ampm}"
+                            if re.fullmatch(_TIME, t):
+                                texts.append(t)
+    texts += ["\u0661\u0660:\u0660\u0660", "\u0662:\u0665\u0666:\u0660\u0660 \u0645", "\uff11\uff10:\uff10\uff10"]
+    assert len(texts) > 5000
+    got = _times(pl.Series(texts)).to_list()
+    assert got == [parse_time(t) for t in texts]
