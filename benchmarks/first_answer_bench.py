@@ -19,11 +19,11 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,36 +46,13 @@ def step_split(dagster_home: Path) -> dict:
     os.environ["DAGSTER_HOME"] = str(dagster_home)
     import dagster as dg
 
-    instance = dg.DagsterInstance.get()
-    compute = steps = runs_wall = 0.0
-    events = partitions = 0
-    per_asset: dict[str, float] = defaultdict(float)
-    runs = instance.get_runs()
-    for run in runs:
-        records = instance.all_logs(run.run_id)
-        events += len(records)
-        started: dict[str, float] = {}
-        first_mat: dict[str, float] = {}
-        ts = [r.timestamp for r in records]
-        runs_wall += max(ts) - min(ts)
-        for r in records:
-            ev = r.dagster_event
-            if ev is None or r.step_key is None:
-                continue
-            kind = ev.event_type_value
-            if kind == "STEP_START":
-                started[r.step_key] = r.timestamp
-            elif kind == "ASSET_MATERIALIZATION":
-                partitions += 1
-                first_mat.setdefault(r.step_key, r.timestamp)
-            elif kind in ("STEP_SUCCESS", "STEP_FAILURE") and r.step_key in started:
-                end = r.timestamp
-                steps += end - started[r.step_key]
-                c = first_mat.get(r.step_key, end) - started[r.step_key]
-                compute += c
-                per_asset[r.step_key] += c
-    return {"runs": len(runs), "events": events, "materializations": partitions, "runs_wall_s": runs_wall,
-            "steps_s": steps, "compute_s": compute, "per_asset_compute_s": dict(per_asset)}
+    from benchmarks.event_log import event_split
+
+    split = event_split(dg.DagsterInstance.get())
+    return {"runs": split["runs"], "events": split["events"], "materializations": split["materializations"],
+            "runs_wall_s": sum(split["run_walls"]), "steps_s": sum(split["step_s"].values()),
+            "compute_s": sum(split["compute_s"].values()), "per_asset_compute_s": split["compute_s"],
+            "median_run_overhead_s": statistics.median(split["run_overheads"]) if split["run_overheads"] else 0.0}
 
 
 def embed_alone(home: Path) -> tuple[float, int]:
@@ -130,6 +107,7 @@ def main() -> None:
     print(f"| truffle recall (wall, {hits} hits) | {recall_s:.1f} |")
     print(f"| Dagster runs: {split['runs']}, events: {split['events']:,}, materializations: "
           f"{split['materializations']:,} | run wall {split['runs_wall_s']:.1f} |")
+    print(f"| per run outside its steps (median) | {split['median_run_overhead_s']:.2f} |")
     print(f"| steps | {split['steps_s']:.1f} |")
     print(f"| asset compute (step start → first materialization) | {split['compute_s']:.1f} |")
     for step, s in sorted(split["per_asset_compute_s"].items(), key=lambda kv: -kv[1])[:8]:
