@@ -296,11 +296,13 @@ class MemoryIndex:
         return pa.table(cols, schema=schema), len(todo)
 
     def refresh_indexes(self) -> dict[str, Any]:
-        """(Re)build BM25 indexes on what is searched, and a vector index only when it pays.
+        """Build the BM25, id and (when it pays) vector indexes a table lacks, then fold new rows in.
 
-        LanceDB still searches rows added after the last FTS build (flat), so this is about speed;
-        `optimize()` folds new rows into existing indexes and compacts the many small fragments
-        that per-partition writes leave behind.
+        Rows added since an index was built are not found by full-text search until `optimize()`
+        adds them, so every write ends here. Indexes are built once and then updated
+        incrementally: rebuilding them on every run made a first ingest of many small runs
+        quadratic. `optimize()` also compacts the small fragments per-partition writes leave.
+        The IVF partition count is fixed when the vector index is first built.
         """
         from lancedb.index import FTS, BTree, IvfSq
 
@@ -310,14 +312,16 @@ class MemoryIndex:
             if tbl is None:
                 continue
             n = tbl.count_rows()
-            # native (non-tantivy) BM25; English stemming + stopwords on both documents and queries
-            tbl.create_index(col, config=FTS(with_position=False), replace=True)
+            have = {tuple(i.columns) for i in tbl.list_indices()}
+            if (col,) not in have:  # native (non-tantivy) BM25; English stemming + stopwords on documents and queries
+                tbl.create_index(col, config=FTS(with_position=False), replace=True)
             # retrieval looks rows up by id (summary expansion, episode neighbours, evidence): without
             # these an `IN (...)` filter scans the table (~35 ms at 300K messages, ~8 ms with them)
             for key in SCALAR_KEYS[name]:
-                tbl.create_index(key, config=BTree(), replace=True)
-            vector_index = False
-            if n >= VECTOR_INDEX_MIN_ROWS:
+                if (key,) not in have:
+                    tbl.create_index(key, config=BTree(), replace=True)
+            vector_index = ("vector",) in have
+            if not vector_index and n >= VECTOR_INDEX_MIN_ROWS:
                 tbl.create_index("vector", config=IvfSq(distance_type="cosine",
                                                         num_partitions=max(16, int(np.sqrt(n)))),
                                  replace=True)

@@ -84,3 +84,19 @@ def test_refresh_publish_and_pinned_reader(tmp_path, embedder):
     assert reader.table_versions() == pointer["tables"]
     with pytest.raises(RuntimeError):
         reader.upsert_partitions("bob", [D3], pl.DataFrame(), pl.DataFrame())
+
+
+def test_refresh_folds_new_rows_into_the_indexes_it_built_once(tmp_path, embedder):
+    idx = MemoryIndex(tmp_path / "idx", embedder)
+    raw, summ = _rows()
+    idx.upsert_partitions("alice", [D1, D2], raw.filter(pl.col("chat_id") == "alice"), summ)
+    idx.refresh_indexes()
+    built = {i.name for i in idx.table(RAW_TABLE).list_indices()}
+    idx.upsert_partitions("bob", [D3], raw.filter(pl.col("chat_id") == "bob"), pl.DataFrame())
+    word = max(raw.filter(pl.col("chat_id") == "bob")["text"][0].split(), key=len).strip(".,!?")
+    idx.refresh_indexes()
+    tbl = idx.table(RAW_TABLE)
+    assert {i.name for i in tbl.list_indices()} == set(built)
+    assert all(tbl.index_stats(name).num_unindexed_rows == 0 for name in built)  # bob's rows are in every index
+    hits = tbl.search(word, query_type="fts").limit(10).to_arrow()["chat_id"].to_pylist()
+    assert "bob" in hits, word
