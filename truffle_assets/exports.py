@@ -6,6 +6,7 @@ Used by the `messages` asset and by the run planner (`planning`, behind the expo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -67,7 +68,18 @@ _ROW_SCHEMA = {
 
 def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatLoad:
     """Parse every export of a chat; newest file first so overlapping messages cite it."""
-    files = sorted(files, key=lambda p: p.stat().st_mtime, reverse=True)
+    stamps = tuple((str(p), st.st_mtime_ns, st.st_size) for p in files for st in [p.stat()])
+    rows, jobs = _parse_chat(chat_id, stamps)
+    rows = rows.with_columns(is_user=pl.col("author").eq(user).fill_null(False) if user else pl.lit(False))
+    return ChatLoad(chat_id, rows, [dict(j) for j in jobs])
+
+
+@functools.lru_cache(maxsize=2)
+def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple[pl.DataFrame, tuple[dict, ...]]:
+    """The parse behind `load_chat`, kept for the last two chats seen: `truffle ingest` runs a
+    chat's stretches of months one after another in one process, and the planner has just read it.
+    Keyed by path, mtime and size, so a changed file is parsed again."""
+    files = [Path(p) for p, _, _ in sorted(stamps, key=lambda s: s[1], reverse=True)]
     frames = []
     jobs = []
     for path in files:
@@ -82,8 +94,7 @@ def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatL
         })
     rows = pl.concat(frames) if frames else pl.DataFrame(schema=_ROW_SCHEMA)
     rows = rows.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
-    rows = rows.with_columns(is_user=pl.col("author").eq(user).fill_null(False) if user else pl.lit(False))
-    return ChatLoad(chat_id, rows.sort("ts", "id"), jobs)
+    return rows.sort("ts", "id"), tuple(jobs)
 
 
 def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:
