@@ -157,7 +157,8 @@ def ensure_table(con: duckdb.DuckDBPyConnection, name: str, schema: dict) -> Non
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None) -> pl.DataFrame:
-    return pl.from_arrow(con.execute(sql, params or []).to_arrow_table())
+    # a relation, not a DB-API cursor: DuckDB 1.4+ copies the rows once more for a cursor's arrow output
+    return pl.from_arrow(con.sql(sql, params=list(params) if params else None).to_arrow_table())
 
 
 def read_days(con: duckdb.DuckDBPyConnection, table: str, chat_id: str, days: Sequence[date],
