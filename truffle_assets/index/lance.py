@@ -11,7 +11,7 @@ Two tables live under `root`:
   query time, which keeps passages precise and lets the context weight be tuned without a reindex).
 * `episodic_summaries` — one row per summary, with the episode's message ids for expansion.
 
-Writes are per (chat, day) partition, delete-then-add, so re-running a partition is idempotent.
+Writes are per (chat, day), delete-then-add, so re-running a day is idempotent.
 Vectors are reused from the rows being replaced when the embedded text (hash in `text_sha`) is
 unchanged, so re-materialising an unchanged day costs no embedding. Readers open the tables at
 the versions written to `latest.json` by `publish()`, never at a half-written head.

@@ -1,4 +1,4 @@
-"""The whole chat × day chain on a temp Dagster instance: metadata, store consistency, no secret leaks,
+"""The whole chat × month chain on a temp Dagster instance: metadata, store consistency, no secret leaks,
 idempotent re-runs and the blocking `facts_have_evidence` check."""
 
 from __future__ import annotations
