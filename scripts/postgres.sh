@@ -104,6 +104,10 @@ if running; then
 else
   printf "%s\n" "listen_addresses = '127.0.0.1'" "port = $PORT" "unix_socket_directories = '$PGDATA'" \
     "unix_socket_permissions = 0700" "max_connections = 200" | as_owner tee "$PGDATA/truffle.conf" >/dev/null
+  # another server (a second checkout's cluster, Debian's own) on the port: say so, not just "did not start"
+  if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+    die "127.0.0.1:$PORT is already taken by another server; stop it or set DAGSTER_PG_PORT"
+  fi
   say "starting on 127.0.0.1:$PORT"
   as_owner "$BIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 start >/dev/null \
     || die "the server did not start; see $PGDATA/server.log"
