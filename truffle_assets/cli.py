@@ -192,11 +192,16 @@ def _switch_model(args: argparse.Namespace, change, show_forced: bool = False) -
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    verdict = _registry(args).verify_audit()
+    from truffle_assets.registry import verify
+
+    verdict = verify(args.registry)  # creates nothing: a missing key is reported, not replaced
+    for note in verdict.notes:
+        print(f"note: {note}")
     if verdict.ok:
-        print(f"audit log intact: {verdict.lines} lines")
+        print(f"audit log intact: {verdict.lines} lines; history, head, active.json and its GGUF agree")
         return 0
-    print(f"audit log FAILED at line {verdict.first_bad_line}: {verdict.reason}", file=sys.stderr)
+    at = f" at line {verdict.first_bad_line}" if verdict.first_bad_line else ""
+    print(f"audit log FAILED{at} ({verdict.check} check): {verdict.reason}", file=sys.stderr)
     return 1
 
 
@@ -273,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     promote.add_argument("--force", action="store_true", help="promote although the gate failed (needs --reason)")
     promote.add_argument("--reason", default="")
     sub.choices["rollback"].add_argument("--reason", default="")
-    audit = sub.add_parser("audit", help="verify the HMAC-chained promotion audit log")
+    audit = sub.add_parser("audit", help="verify the promotion audit log, its anchors and the active model")
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--registry", default=registry)
     audit.set_defaults(func=cmd_audit)

