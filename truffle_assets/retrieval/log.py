@@ -2,8 +2,13 @@
 
 Not the pipeline's DuckDB: a running materialization holds that one's write lock, and the chat
 runtime must keep answering. Every write opens, appends and closes (no lock held between
-queries), and any failure — missing directory, locked or corrupt file — is logged and swallowed:
-a trace is never worth a failed retrieval.
+queries). DuckDB lets one process at a time open the file, so concurrent writers (two `truffle
+recall`s, a server and a CLI) take turns: a write that meets another process's lock retries with
+backoff for up to `lock_wait_s`, then spools the trace as one file in `<log>.spool/` instead of
+dropping it. The next write that gets the lock (or `flush()`) moves the spooled traces into the
+table — at least once: a crash between insert and unlink can repeat one. Any other failure
+(missing directory, corrupt file) is logged and swallowed: a trace is never worth a failed
+retrieval, and `write` never waits longer than `lock_wait_s`.
 """
 
 from __future__ import annotations
@@ -11,48 +16,116 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import random
+import threading
+import time
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
 
+LOCK_WAIT_S = 1.0  # a write holds the lock for milliseconds; past this the trace is spooled
 _DDL = """
 CREATE TABLE IF NOT EXISTS retrieval_logs (
     logged_at TIMESTAMP, query_hash VARCHAR, query VARCHAR, params JSON,
     item_ids VARCHAR[], scores DOUBLE[], uncertain BOOLEAN[], latency_ms DOUBLE,
     timing JSON, index_versions JSON
 )"""
+_INSERT = "INSERT INTO retrieval_logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# DuckDB's file lock is per process: threads of one process share the open database, so they take
+# turns over the spool here
+_merge_lock = threading.Lock()
 
 
 def query_hash(query: str) -> str:
     return hashlib.sha256(query.strip().encode()).hexdigest()[:16]
 
 
-class RetrievalLog:
-    """`write(...)` returns True when the trace landed, False otherwise (never raises)."""
+def _is_lock_error(exc: Exception) -> bool:
+    return "lock" in str(exc).lower()
 
-    def __init__(self, path: str | Path, store_query_text: bool = True) -> None:
+
+class RetrievalLog:
+    """`write(...)` returns True when the trace landed in the table or the spool, False otherwise
+    (never raises). `failures` counts lost traces, `spooled` the ones waiting in the spool."""
+
+    def __init__(self, path: str | Path, store_query_text: bool = True, lock_wait_s: float = LOCK_WAIT_S) -> None:
         self.path = Path(path)
+        self.spool_dir = self.path.with_name(self.path.name + ".spool")
         self.store_query_text = store_query_text  # off = only the hash leaves the process memory
+        self.lock_wait_s = lock_wait_s
         self.failures = 0
+        self.spooled = 0
 
     def write(self, *, query: str, params: dict[str, Any], item_ids: list[str], scores: list[float],
               uncertain: list[bool], latency_ms: float, timing: dict[str, float],
               index_versions: dict[str, int]) -> bool:
+        row = [datetime.now(timezone.utc).replace(tzinfo=None).isoformat(), query_hash(query),
+               query if self.store_query_text else None, json.dumps(params, default=str),
+               list(item_ids), [float(s) for s in scores], [bool(u) for u in uncertain], float(latency_ms),
+               json.dumps(timing), json.dumps(index_versions)]
         try:
-            import duckdb
-
-            with duckdb.connect(str(self.path)) as con:
-                con.execute(_DDL)
-                con.execute(
-                    "INSERT INTO retrieval_logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [datetime.now(timezone.utc).replace(tzinfo=None), query_hash(query),
-                     query if self.store_query_text else None, json.dumps(params, default=str),
-                     item_ids, scores, uncertain, latency_ms, json.dumps(timing),
-                     json.dumps(index_versions)])
+            self._insert([row])
             return True
         except Exception as exc:  # noqa: BLE001 - logging must never fail retrieval
+            if _is_lock_error(exc):
+                try:
+                    self._spool(row)
+                    self.spooled += 1
+                    return True
+                except OSError as spool_exc:
+                    exc = spool_exc
             self.failures += 1
             log.warning("retrieval log write to %s failed: %s", self.path, exc)
             return False
+
+    def flush(self) -> int:
+        """Move spooled traces into the table now; how many moved (0 also when the lock is busy)."""
+        try:
+            return self._insert([])
+        except Exception as exc:  # noqa: BLE001
+            log.warning("retrieval log flush of %s failed: %s", self.spool_dir, exc)
+            return 0
+
+    # ---- internals ----------------------------------------------------------------------------------
+    def _connect(self) -> Any:
+        import duckdb
+
+        deadline = time.monotonic() + self.lock_wait_s
+        delay = 0.005
+        while True:
+            try:
+                return duckdb.connect(str(self.path))
+            except duckdb.IOException as exc:
+                if not _is_lock_error(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay * random.uniform(0.5, 1.5))  # jitter: concurrent writers do not retry in step
+            delay = min(delay * 2, 0.1)
+
+    def _insert(self, rows: list[list]) -> int:
+        """Append `rows` plus whatever is spooled, under the file's lock; how many spooled moved."""
+        with self._connect() as con, _merge_lock:
+            con.execute(_DDL)
+            spooled = sorted(self.spool_dir.glob("*.json")) if self.spool_dir.is_dir() else []
+            batch = list(rows)
+            for p in spooled:
+                try:
+                    batch.append(json.loads(p.read_text()))
+                except (OSError, ValueError) as exc:  # unreadable: set aside, never block the log
+                    log.warning("skipping spooled retrieval trace %s: %s", p.name, exc)
+                    p.replace(p.with_suffix(".bad"))
+            if batch:
+                con.executemany(_INSERT, [[datetime.fromisoformat(r[0]), *r[1:]] for r in batch])
+            for p in spooled:
+                p.unlink(missing_ok=True)
+            return len(batch) - len(rows)
+
+    def _spool(self, row: list) -> None:
+        self.spool_dir.mkdir(exist_ok=True)  # beside the log file: a missing directory stays a failure
+        name = f"{time.time_ns()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        tmp = self.spool_dir / f".{name}.tmp"
+        tmp.write_text(json.dumps(row))
+        os.replace(tmp, self.spool_dir / f"{name}.json")  # a merger never sees a half-written trace
