@@ -12,29 +12,34 @@
 - `GET /` and `/static/*`: the web page (no external resources, no build step).
 
 With `token` set, every endpoint but the page's static files needs `Authorization: Bearer
-<token>`. Errors are OpenAI-style JSON (`{"error": {"message", "type", "code"}}`), never a stack
-trace: the service already degrades to retrieval-only answers, anything it still raises becomes
-a JSON error here.
+<token>`, checked before the body is read (`api_guard.ApiGuard`, which also refuses a body over
+`limits.max_body_bytes` with 413 as it streams in). Every error — ours, validation, Starlette's
+404/405, an unexpected 500 — is OpenAI-style JSON (`{"error": {"message", "type", "param", "code"}}`),
+never a stack trace and never an echo of the request: the service already degrades to
+retrieval-only answers, anything it still raises becomes a JSON error here.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from starlette.exceptions import HTTPException
+
+from truffle_assets.runtime.api_guard import ApiGuard, error_response
+from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +50,11 @@ TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermar
                "reroll_of", "body")
 STREAM_CHUNK_CHARS = 24  # roughly a few words per SSE event
 _WORDS = re.compile(r"\S+\s*|\s+")
+# the `type` of an error body per status, as OpenAI names them
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
+               422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error",
+               503: "service_unavailable"}
 
 
 # ---- request bodies ---------------------------------------------------------------------------------
@@ -62,14 +72,35 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+def _non_finite(value: Any, where: str = "") -> str | None:
+    """The path of the first NaN/Infinity in parsed JSON (Python's json reads those literals, and
+    1e999 as inf), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "body"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
+
+
 class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")  # top_p, max_tokens, user, ... are accepted and ignored
 
     model: str | None = None
     messages: list[ChatMessage] = Field(min_length=1)
-    temperature: float | None = Field(default=None, ge=0, le=2)
+    temperature: float | None = Field(default=None, ge=0, le=2, allow_inf_nan=False)
     stream: bool = False
     conversation_id: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite_numbers(cls, data: Any) -> Any:
+        where = _non_finite(data)
+        if where:  # the ignored fields too: NaN is not JSON, whoever sends it is not an OpenAI client
+            raise ValueError(f"{clip(where, 80)} must be a finite number (NaN and Infinity are not JSON)")
+        return data
 
     @field_validator("messages")
     @classmethod
@@ -92,15 +123,9 @@ class RerollRequest(BaseModel):
 # ---- helpers ----------------------------------------------------------------------------------------
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, type_: str, code: str | None = None):
+    def __init__(self, status: int, message: str, type_: str, code: str | None = None, param: str | None = None):
         super().__init__(message)
-        self.status, self.message, self.type, self.code = status, message, type_, code
-
-
-def _error(status: int, message: str, type_: str, code: str | None = None, **extra: Any) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse({"error": {"message": message, "type": type_, "code": code}, **extra},
-                        status_code=status, headers=headers)
+        self.status, self.message, self.type, self.code, self.param = status, message, type_, code, param
 
 
 def turn_json(result: Any, *, trace: bool = False) -> dict[str, Any]:
@@ -158,19 +183,16 @@ def _model_name(service: Any) -> str:
 
 # ---- the app ----------------------------------------------------------------------------------------
 
-def create_app(service: Any, token: str | None = None) -> FastAPI:
+def create_app(service: Any, token: str | None = None, limits: ApiLimits | None = None) -> FastAPI:
     """The FastAPI app over `service` (a `runtime.service.ChatService`). `token`: bearer token that
-    every API endpoint requires (the page's static files stay public so the page can ask for it)."""
+    every API endpoint requires (the page's static files stay public so the page can ask for it).
+    `limits`: body and question sizes (default: `service.config.api`, else `ApiLimits()`)."""
     app = FastAPI(title="truffle", version="0.1", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
-    bearer = HTTPBearer(auto_error=False)
-
-    def require_token(creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
-        if token is None:
-            return
-        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
-            raise ApiError(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
-                           "authentication_error", "invalid_api_key")
+    if limits is None:
+        limits = getattr(getattr(service, "config", None), "api", None) or ApiLimits()
+    app.state.limits = limits
+    app.add_middleware(ApiGuard, token=token, max_body_bytes=limits.max_body_bytes)
 
     def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a service method; what it raises becomes a JSON error, never a 500 stack trace."""
@@ -181,46 +203,54 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
         except LookupError as exc:  # KeyError & co: an unknown turn / message / fact
             raise ApiError(404, _msg(exc, "not found"), "not_found_error", "not_found") from exc
         except ValueError as exc:
-            raise ApiError(422, _msg(exc, "invalid request"), "invalid_request_error", "invalid_value") from exc
+            raise ApiError(422, clip(_msg(exc, "invalid request")), "invalid_request_error", "invalid_value") from exc
         except Exception as exc:  # noqa: BLE001 - the contract: JSON, not a trace
             log.exception("chat service failed in %s", getattr(fn, "__name__", fn))
-            raise ApiError(503, f"the chat service failed: {type(exc).__name__}: {_msg(exc, '')}".rstrip(": "),
+            raise ApiError(503, clip(f"the chat service failed: {type(exc).__name__}: {_msg(exc, '')}".rstrip(": ")),
                            "service_unavailable", "service_error") from exc
 
     # -- errors
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return _error(exc.status, exc.message, exc.type, exc.code)
+        return error_response(exc.status, exc.message, exc.type, exc.code, exc.param)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = jsonable_encoder(exc.errors(), custom_encoder={Exception: str})
-        first = details[0] if details else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        message = f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
-        return _error(422, message, "invalid_request_error", "invalid_request", detail=details)
+        # locations and messages only: pydantic's `input`/`ctx` would echo the body (a 20 MB
+        # question, a secret) back to the client and into logs
+        errors = [{"loc": [clip(p, 80) for p in e.get("loc", ()) if p != "body"], "msg": clip(e.get("msg", "invalid")),
+                   "type": clip(e.get("type", ""), 80)} for e in exc.errors()[:MAX_ERROR_DETAILS]]
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"])
+        message = f"{where}: {first['msg']}" if where else first["msg"]
+        return error_response(422, message, "invalid_request_error", "invalid_request", where or None, detail=errors)
 
-    @app.exception_handler(HTTPException)
+    @app.exception_handler(HTTPException)  # Starlette's own too: unknown route 404, wrong method 405
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        type_ = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
-        return _error(exc.status_code, str(exc.detail), type_)
+        status = exc.status_code
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status)
+        return error_response(status, clip(exc.detail), ERROR_TYPES.get(status, "invalid_request_error"), code,
+                              headers=dict(exc.headers or {}))
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
-        return _error(500, f"internal error: {type(exc).__name__}", "server_error")
-
-    auth = [Depends(require_token)]
+        return error_response(500, f"internal error: {type(exc).__name__}", "server_error", "internal_error")
 
     # -- OpenAI-compatible
-    @app.get("/v1/models", dependencies=auth)
+    @app.get("/v1/models")
     def list_models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "truffle",
                                             "truffle": {"backend": _model_name(service)}}]}
 
-    @app.post("/v1/chat/completions", dependencies=auth)
+    @app.post("/v1/chat/completions")
     def chat_completions(body: ChatCompletionRequest) -> Response:
         messages = [{"role": m.role, "content": m.text()} for m in body.messages]
+        for i, m in enumerate(messages):
+            if len(m["content"]) > limits.max_question_chars:  # before any tokenizer or retrieval sees it
+                raise ApiError(400, f"messages[{i}] is {len(m['content'])} characters long; the limit is "
+                               f"{limits.max_question_chars}", "invalid_request_error", "question_too_long",
+                               f"messages.{i}.content")
         kwargs: dict[str, Any] = {"conversation_id": body.conversation_id}
         if body.temperature is not None:
             kwargs["temperature"] = body.temperature
@@ -253,18 +283,18 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     # -- the page's API
-    @app.post("/api/feedback", dependencies=auth)
+    @app.post("/api/feedback")
     def feedback(body: FeedbackRequest) -> dict[str, Any]:
         recorded = call(service.feedback, body.turn_id, body.rating, body.note)
         # False: the feedback toggle is off (nothing stored), which is not an error for the client
         return {"ok": True, "recorded": recorded is not False, "turn_id": body.turn_id, "rating": body.rating}
 
-    @app.post("/api/reroll", dependencies=auth)
+    @app.post("/api/reroll")
     def reroll(body: RerollRequest) -> dict[str, Any]:
         result = call(service.reroll, body.turn_id)
         return {"reroll_of": body.turn_id, **turn_json(result)}
 
-    @app.get("/api/evidence/{message_id}", dependencies=auth)
+    @app.get("/api/evidence/{message_id}")
     def evidence(message_id: str) -> Any:
         found = call(service.evidence, message_id)
         if not found:
@@ -272,7 +302,7 @@ def create_app(service: Any, token: str | None = None) -> FastAPI:
                            "not_found_error", "message_not_found")
         return jsonable_encoder(found)
 
-    @app.get("/api/facts/{fact_id}", dependencies=auth)
+    @app.get("/api/facts/{fact_id}")
     def fact(fact_id: str) -> Any:
         found = call(service.fact, fact_id)
         if not found:

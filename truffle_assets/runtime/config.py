@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truffle_assets import paths
+from truffle_assets.runtime.limits import BODY_ENV, QUESTION_ENV, ApiLimits
 
 SECTIONS = ("system", "profile", "summaries", "raw", "dialogue", "answer")
 
@@ -78,6 +79,7 @@ class RuntimeConfig(BaseModel):
     k_recall: int = Field(15, ge=1, le=50)     # messages per recall search (a tool call's k wins, capped)
     fallback_quotes: int = Field(5, ge=1, le=20)  # evidence quotes in a retrieval-only answer
     retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
+    api: ApiLimits = Field(default_factory=ApiLimits)  # HTTP body and question size limits (runtime.limits)
 
     @property
     def pointer(self) -> Path:
@@ -86,7 +88,8 @@ class RuntimeConfig(BaseModel):
     @classmethod
     def from_env(cls, **overrides) -> RuntimeConfig:
         """Defaults + `TRUFFLE_LLM_BASE_URL` / `TRUFFLE_LLM_MODEL` / `TRUFFLE_LLM_API_KEY` +
-        `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR`, then explicit overrides."""
+        `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR` + `TRUFFLE_API_MAX_BODY_BYTES` /
+        `TRUFFLE_API_MAX_QUESTION_CHARS`, then explicit overrides."""
         env = os.environ
         data: dict = {}
         if env.get("TRUFFLE_PUBLISHED_DIR"):
@@ -97,5 +100,8 @@ class RuntimeConfig(BaseModel):
                                      ("api_key", "TRUFFLE_LLM_API_KEY")) if env.get(v)}
         if ep:
             data["endpoint"] = ep
+        api = {k: env[v] for k, v in (("max_body_bytes", BODY_ENV), ("max_question_chars", QUESTION_ENV)) if env.get(v)}
+        if api:
+            data["api"] = api
         data.update(overrides)
         return cls.model_validate(data)

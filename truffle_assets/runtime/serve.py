@@ -6,7 +6,8 @@ The model endpoint is resolved by `llm_server.resolve_endpoint` (the config's en
 `TRUFFLE_LLM_BASE_URL` / `OPENROUTER_API_KEY`). When none is configured it is embedded: a
 `LlamaServer` is started on `llm.gguf.served_gguf()`: the active fine-tuned model or, before any
 promotion, the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
-(Ctrl-C / SIGTERM included). A host other than loopback is refused without a bearer token.
+(Ctrl-C / SIGTERM included). A host other than loopback is refused without a bearer token, and
+a weak token (`limits.weak_token_reason`: under 16 characters or 8 distinct ones) on any host.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from truffle_assets.llm import server as llm_server
 from truffle_assets.net import is_loopback
+from truffle_assets.runtime.limits import TOKEN_HINT, weak_token_reason
 
 TOKEN_ENV = "TRUFFLE_API_TOKEN"
 
@@ -31,9 +33,14 @@ class ServeError(RuntimeError):
 
 
 def check_bind(host: str, token: str | None) -> None:
+    """A public bind needs a token, and any token given must be strong (`limits.weak_token_reason`)."""
     if not is_loopback(host) and not token:
         raise ServeError(f"refusing to serve on {host!r} without a token: anyone who can reach it could read "
                          f"your memory. Pass --token (or set {TOKEN_ENV}), or bind 127.0.0.1.")
+    weak = weak_token_reason(token) if token is not None else None
+    if weak:  # the message never repeats the token: it may be a real password typed by mistake
+        raise ServeError(f"refusing to serve with a weak token: {weak}. Generate one with\n    {TOKEN_HINT}\n"
+                         f"and pass it in ${TOKEN_ENV} (or --token).")
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from truffle_assets_tests.runtime.conftest import (  # noqa: F401 - fixtures
     _no_llm_env, chat_llm, corpus, fake_llm, llm, make_service, memory, qwen_tokens, world)
 
 QUESTION = "What did Priya and I talk about, and what plans did we make?"
-TOKEN = "test-token-7f3a"
+TOKEN = "tT7-kq3xZp9LmV2rW8bN4yHc"  # strong enough for `truffle serve` (runtime.limits.weak_token_reason)
 
 
 @contextlib.contextmanager

@@ -126,7 +126,7 @@ def test_evidence_and_fact_lookups(client, memory):
     r = client.get("/api/evidence/doesnotexist")
     assert r.status_code == 404
     assert r.json()["error"] == {"message": "no evidence message with id 'doesnotexist' in the published memory",
-                                 "type": "not_found_error", "code": "message_not_found"}
+                                 "type": "not_found_error", "param": None, "code": "message_not_found"}
     assert client.get("/api/facts/doesnotexist").status_code == 404
     facts = json.loads((memory / "facts.json").read_text())["facts"]
     fact = next((f for f in facts if f.get("evidence_message_ids")), facts[0])

@@ -19,7 +19,7 @@ import pytest
 from truffle_assets.llm.server import free_port
 from truffle_assets.runtime import RuntimeConfig
 from truffle_assets.net import is_loopback
-from truffle_assets.runtime.serve import ServeError, add_serve_command, serve
+from truffle_assets.runtime.serve import ServeError, add_serve_command, check_bind, serve
 from truffle_assets.llm.gguf import qwen_gguf
 
 ENV_ENDPOINT = ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY",
@@ -47,6 +47,25 @@ def test_public_bind_needs_a_token(monkeypatch, capsys):
     assert "refusing to serve on '0.0.0.0' without a token" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("weak", ["#", "short-Tk4xQ9", "a" * 40, "abab" * 10, "1234567" * 4])
+def test_weak_tokens_are_refused_with_how_to_make_one(weak, monkeypatch, capsys):
+    monkeypatch.setenv("TRUFFLE_API_TOKEN", weak)  # the env token is checked like --token
+    args = parser().parse_args(["serve", "--port", str(free_port())])
+    assert args.func(args) == 2
+    err = capsys.readouterr().err
+    assert "refusing to serve with a weak token" in err and "secrets.token_urlsafe(32)" in err
+    assert weak not in err  # never repeated: it may be a real password
+    with pytest.raises(ServeError, match="weak token"):
+        serve(RuntimeConfig(), host="127.0.0.1", port=free_port(), token=weak)
+
+
+def test_strong_token_passes_the_bind_check():
+    import secrets
+
+    check_bind("0.0.0.0", secrets.token_urlsafe(32))
+    check_bind("127.0.0.1", None)  # loopback needs no token
+
+
 def _get(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, dict | str]:
     req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
@@ -59,7 +78,7 @@ def _get(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, d
 
 def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
     gguf = qwen_gguf()
-    port, token = free_port(), "serve-token"
+    port, token = free_port(), "serve-Tk4xQ9mZr2Lp7VwB"
     env = {k: v for k, v in os.environ.items() if k not in ENV_ENDPOINT} | {"HF_HUB_OFFLINE": "1",
                                                                             "TRUFFLE_API_TOKEN": token}
     log = tmp_path / "serve.log"
