@@ -4,6 +4,7 @@ every status (Starlette's own 404/405 too), NaN/Infinity rejected, long question
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
@@ -148,6 +149,14 @@ def test_limits_come_from_the_config_and_errors_are_openai_style(small, llm):
         assert_openai_error(c.get("/v2/nothing"), 401, "authentication_error", "invalid_api_key")
         assert_openai_error(c.post("/", headers=AUTH), 405, "invalid_request_error")
         assert_openai_error(c.post("/"), 401, "authentication_error")  # only GET/HEAD of the page are public
+    # the public /static/ prefix is no way around the token (http.client sends the path as written)
+    host, port = url.removeprefix("http://").split(":")
+    for path in ("/static/../v1/models", "/static/..%2fapi/evidence/x", "/static/%2e%2e/api/facts/x"):
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("GET", path)
+        r = conn.getresponse()
+        assert r.status in (401, 404) and b'"error"' in r.read(), path
+        conn.close()
 
 
 @pytest.mark.parametrize("raw", [
