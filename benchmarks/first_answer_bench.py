@@ -7,8 +7,9 @@ In a temporary `$TRUFFLE_HOME` and a fresh SQLite `$DAGSTER_HOME` (what a newcom
 the sample export set, runs the real `truffle ingest` (real Dagster runs on the local instance, not
 asset functions called directly) and then one `truffle recall`, each as a subprocess, timed from
 the outside. In the same run it embeds the texts the index holds alone, with the same model, as
-the floor no ingest can beat. From the instance's event log it splits each step into compute (step
-start to its first materialization event) and Dagster bookkeeping (the rest of the step: one
+the floor no ingest can beat, and replays the ingest's runs with every asset body empty
+(benchmarks/dagster_floor.py): what Dagster alone costs for those runs. From the instance's event
+log it splits each step into compute (step start to its first materialization event) and Dagster bookkeeping (the rest of the step: one
 planned and one materialized event per partition, and the run launch around the steps).
 
 Last line: `first_recall_s=<s> embed_only_s=<e> ratio=<e/s> dagster_share=<share>` (issue 12's goal:
@@ -97,6 +98,9 @@ def main() -> None:
 
     split = step_split(dagster_home)
     embed_s, n_texts = embed_alone(home)
+    from benchmarks.dagster_floor import floor
+
+    dagster_floor = floor(report)  # the same ranges with every asset body empty: what Dagster alone costs
     dagster_share = 1 - split["compute_s"] / ingest_s
 
     messages = sum(sum(r.get("rows", 0) for r in c.get("runs", [])) for c in report["chats"].values())
@@ -113,6 +117,10 @@ def main() -> None:
     for step, s in sorted(split["per_asset_compute_s"].items(), key=lambda kv: -kv[1])[:8]:
         print(f"|   {step} | {s:.1f} |")
     print(f"| embedding alone | {embed_s:.1f} |")
+    print(f"| the same {dagster_floor['runs']} runs with empty asset bodies (Dagster alone) | {dagster_floor['seconds']:.1f} |")
+    best = embed_s + dagster_floor["seconds"] + recall_s  # no asset work but the embedding, on this Dagster floor
+    print(f"ceiling with zero asset work but the embedding: ratio={embed_s / best:.3f} "
+          f"dagster_share={dagster_floor['seconds'] / best:.3f}")
     if args.keep:
         print(f"kept: {tmp}")
     else:

@@ -62,7 +62,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         chats_wanted=args.chat or None, instance_kind=args.instance, full=args.full, memory=not args.messages_only,
     )
     print(json.dumps(report, indent=2, default=str))
-    return 0 if report["failed"] == 0 else 1
+    return exit_status(report)
+
+
+def exit_status(report: dict) -> int:
+    """0 all done, 1 a run failed, 3 partial: every readable chat is in, the unreadable ones are listed."""
+    if report["status"] != "ok":
+        bad = [f"{u['file']}{':' + str(u['line']) if u['line'] else ''}: {u['reason']}" for u in report["unreadable"]]
+        print(f"truffle ingest: {report['status']}" + "".join(f"\n  unreadable: {b}" for b in bad), file=sys.stderr)
+    return {"ok": 0, "failed": 1, "partial": 3}[report["status"]]
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -102,7 +110,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")
     print(json.dumps(report, indent=2, default=str), flush=True)
     if args.no_ui:
-        return 0 if report["failed"] == 0 else 1
+        return exit_status(report)
     chat = None if args.no_chat else start_chat(args.chat_port)
     url = f"http://127.0.0.1:{args.port}"
     print(f"Dagster UI: {url}", flush=True)
@@ -291,9 +299,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    # SIGTERM (a service manager, `kill`) stops a command the way Ctrl-C does: cleanup runs
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("truffle: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -175,10 +175,13 @@ def detect_user(profiles: dict[str, list[dict]]) -> str | None:
 
 
 class IngestedDays:
-    """Per-chat digests of the days now in the store, published after each commit.
+    """Per-chat export day digests of the days the whole chain has published, written by the last
+    stage (`memory_index`) once its run's months are in the published index.
 
     The planner compares an export's day digests against these, so runs go to exactly the days
-    whose stored content differs, whoever ingested them (UI, sensor or `truffle ingest`).
+    whose content differs, whoever ingested them (UI, sensor or `truffle ingest`). Written last, so
+    a run that crashed half-way leaves its months planned again: the re-run converges, redoing only
+    what the stages' own per-day digests (`stage_days`) say is missing.
     """
 
     def __init__(self, root: str | Path):
@@ -191,11 +194,11 @@ class IngestedDays:
         p = self._path(chat_id)
         return json.loads(p.read_text()) if p.exists() else {}
 
-    def update(self, chat_id: str, days: set[date], rows: pl.DataFrame) -> None:
-        state = self.load(chat_id)
-        for d in days:
-            state.pop(d.isoformat(), None)
-        state.update(day_digests(rows))
+    def publish_months(self, chat_id: str, months: list[date], digests: dict[date, str]) -> None:
+        """Replace the chat's entries for `months` (first days) with `digests` (day -> export digest)."""
+        keys = {m.strftime("%Y-%m") for m in months}
+        state = {d: h for d, h in self.load(chat_id).items() if d[:7] not in keys}
+        state.update({d.isoformat(): h for d, h in digests.items()})
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self._path(chat_id).with_suffix(".tmp")
         tmp.write_text(json.dumps(dict(sorted(state.items())), separators=(",", ":")))

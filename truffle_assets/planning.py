@@ -1,7 +1,8 @@
 """Which chats and months need a run: the one planner behind the exports sensor, `truffle ingest` and `truffle up`.
 
-An export's per-day digests are compared with those the `messages` asset published for what the
-store holds (`IngestedDays`), so only months holding a changed day are planned; a new chat gets
+An export's per-day digests are compared with those of the days the whole chain has published
+(`IngestedDays`, written by its last stage), so only months holding a changed day, or a month a
+crashed run left half-built, are planned; a new chat gets
 every month that has messages, and a month without messages is never planned. Consecutive
 months are grouped into ranges, each one single-run backfill; inside the run, unchanged days
 are skipped. Callers translate the plan into Dagster partition requests and runs.

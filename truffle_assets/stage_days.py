@@ -75,3 +75,10 @@ def record(con: duckdb.DuckDBPyConnection, stage: str, chat_id: str, work: DayWo
         con.register("_stage_days", rows)
         con.execute("INSERT INTO stage_days SELECT stage, chat_id, day, digest FROM _stage_days")
         con.unregister("_stage_days")
+
+
+def stage_digest(con: duckdb.DuckDBPyConnection, stage: str) -> str:
+    """One digest over every day `stage` has recorded: what a whole-memory asset built from it
+    (the profile from `facts`) keeps, to tell whether it is behind."""
+    rows = con.execute("SELECT chat_id, day, digest FROM stage_days WHERE stage = ? ORDER BY ALL", [stage]).fetchall()
+    return day_digest([f"{c}|{d}|{h}" for c, d, h in rows])

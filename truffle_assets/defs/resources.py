@@ -17,6 +17,7 @@ from pydantic import PrivateAttr
 from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
 from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_exports
+from truffle_assets.parsing import ExportError
 from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env
 
 if TYPE_CHECKING:  # the index pulls in torch: import it only when a run opens it
@@ -43,7 +44,13 @@ class ExportsResource(dg.ConfigurableResource):
         if self.user_name:
             return self.user_name
         cache = Path(self.cache_dir) / "authors"
-        profiles = {chat: [author_profile(p, cache) for p in files] for chat, files in self.chats().items()}
+        profiles: dict[str, list[dict]] = {}
+        for chat, files in self.chats().items():
+            for p in files:
+                try:
+                    profiles.setdefault(chat, []).append(author_profile(p, cache))
+                except ExportError:  # the planner reports it; one bad file must not hide the user
+                    continue
         return detect_user(profiles)
 
 

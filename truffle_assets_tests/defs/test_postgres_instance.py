@@ -16,8 +16,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 
@@ -229,9 +229,6 @@ def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
         assert con.execute("SELECT count(*) FROM messages WHERE chat_id = ?", [chat]).fetchall()[0][0] > 0
 
 
-@pytest.mark.skip(reason="not reliable yet: two execute_job calls from threads of one process hung before either run "
-                  "started (in a fresh-clone CI run; it passed once before), and a multiprocessing pool's daemonic "
-                  "workers cannot start the executor's step processes; needs the daemon's run queue instead")
 def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
     """Two chats' runs at once on the multiprocess executor (as the daemon runs them, two at a time):
     `summaries` waits on a slow LLM in pool "llm" while the other run's steps take the `duckdb`
@@ -244,9 +241,12 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
         mp.setenv("TRUFFLE_LLM_MODEL", "fake-model")
         mp.setenv("TRUFFLE_LLM_API_KEY", "x")
 
-        args = [(chat, entry["runs"][0]["first_month"], entry["runs"][0]["last_month"], run_config) for chat, entry in picked]
-        with ThreadPoolExecutor(2) as pool:
-            run_ids = list(pool.map(lambda a: _launch(*a), args))
+        # each run in its own process, as the daemon launches them (two runs from threads of one
+        # process once hung before either started, and a multiprocessing pool's daemonic workers
+        # cannot start the executor's step processes)
+        launched = [_launch_process(chat, entry["runs"][0]["first_month"], entry["runs"][0]["last_month"], run_config)
+                    for chat, entry in picked]
+        run_ids = [_run_id(proc) for proc in launched]
         assert fake.requests > 0
     spans = []  # (run, step, start, end)
     for run_id in run_ids:
@@ -272,9 +272,29 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
     assert sources.get("llm", 0) > 0, sources
 
 
+def _launch_process(chat: str, first_month: str, last_month: str, run_config: dict) -> subprocess.Popen:
+    """`_launch` in a process of its own, with this process's environment (instance, data root, LLM)."""
+    code = ("import json, sys; from truffle_assets_tests.defs.test_postgres_instance import _launch; "
+            "print(_launch(*json.loads(sys.argv[1])))")
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps([chat, first_month, last_month, run_config])],
+                            cwd=paths.PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _run_id(proc: subprocess.Popen, timeout_s: float = 600) -> str:
+    """The run id a `_launch_process` printed; a run that hangs fails the test instead of the suite."""
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"run did not finish in {timeout_s:.0f} s:\n{err[-3000:]}")
+    assert proc.returncode == 0, err[-3000:]
+    return out.strip().splitlines()[-1]
+
+
 def _launch(chat: str, first_month: str, last_month: str, run_config: dict) -> str:
-    """One chat's range as a job on the multiprocess executor, in its own process, on the instance
-    $DAGSTER_HOME names; returns the run id."""
+    """One chat's range as a job on the multiprocess executor on the instance $DAGSTER_HOME names;
+    returns the run id."""
     first, last = (date.fromisoformat(m + "-01") for m in (first_month, last_month))
     with dg.DagsterInstance.get() as instance:
         with dg.execute_job(dg.reconstructable(chain_job), instance=instance, run_config=run_config,

@@ -5,12 +5,13 @@ import time
 import dagster as dg
 import polars as pl
 
+from truffle_assets.faults import crash_point
 from truffle_assets import stage_days, store
 from truffle_assets.defs.memory.assets import (
     PARTITIONED, episodes, message_streams, month_work, redacted_authors, summaries,
 )
 from truffle_assets.defs.metadata import describe_months, uri
-from truffle_assets.defs.resources import DuckDBStore, IndexResource, PublishedResource
+from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, PublishedResource
 from truffle_assets.index.lance import raw_rows_from, summary_rows_from
 
 
@@ -28,7 +29,7 @@ from truffle_assets.index.lance import raw_rows_from, summary_rows_from
     ),
 )
 def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: IndexResource,
-                 published: PublishedResource) -> dg.MaterializeResult:
+                 published: PublishedResource, exports: ExportsResource) -> dg.MaterializeResult:
     idx = index.open()
     added = {"raw_episodes_index": 0, "episodic_summaries": 0}
     embedded = 0
@@ -47,15 +48,21 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
             names = redacted_authors(msgs)
             raw = raw_rows_from(msgs.with_columns(pl.col("author").replace(names)), streams, eps)
             stats = idx.upsert_partitions(chat, days, raw, summary_rows_from(summ, eps))
+            crash_point("memory_index:lance_written")
             with store.transaction(con):  # after the LanceDB write: a crash in between only redoes the days
                 stage_days.record(con, "memory_index", chat, w)
             for table in added:
                 added[table] += stats[table]["added"]
                 embedded += stats[table]["embedded"]
+        exported = {chat: stage_days.recorded(con, "messages", chat, months) for chat, months in parts.items()}
     t_write = time.perf_counter() - t0
     refreshed = idx.refresh_indexes()
     pointer = idx.publish(published.path("latest.json"))
+    crash_point("memory_index:published")
+    for chat, months in parts.items():  # only now is the whole chain through for these months
+        exports.ingested().publish_months(chat, months, exported[chat])
     own = describe_months(context, parts, work, idx.month_counts(list(parts)))
+    crash_point("memory_index")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata={
         **own,
         "dagster/row_count": pointer["rows"].get("raw_episodes_index", 0),

@@ -6,6 +6,7 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
+from truffle_assets.faults import crash_point
 from truffle_assets import stage_days, store
 from truffle_assets.defs.metadata import describe_months, month_counts, uri
 from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
@@ -29,6 +30,15 @@ def whatsapp_exports(exports: ExportsResource) -> dg.ObserveResult:
         data_version=dg.DataVersion(version),
         metadata={"files": len(files), "chats": dg.MetadataValue.json(sorted(chats)), "dagster/uri": uri(exports.exports_dir)},
     )
+
+
+def unreadable_observation(errors: list, exports_dir: str) -> dg.AssetObservation:
+    """What the UI shows on `whatsapp_exports` after a plan: each export that could not be read, where
+    and why (the other chats ran). An empty list clears an earlier report."""
+    listed = [{"file": e.path, "line": e.line, "reason": e.reason} for e in errors]
+    return dg.AssetObservation(asset_key=whatsapp_exports.key, metadata={
+        "unreadable_files": len(listed), "unreadable": dg.MetadataValue.json(listed),
+        "dagster/uri": uri(exports_dir)})
 
 
 def _preview(rows: pl.DataFrame, n: int = 10) -> str:
@@ -88,7 +98,6 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
             with store.transaction(con):
                 store.replace_days(con, chat, w.days, rows, chat_jobs)
                 stage_days.record(con, "messages", chat, w)
-            exports.ingested().update(chat, set(w.days), rows)
             jobs.extend(chat_jobs)
             for (month,), grp in in_run.group_by(pl.col("day").dt.truncate("1mo")):
                 previews[chat, month] = _preview(grp.sort("ts"))
@@ -98,6 +107,7 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
         "preview": dg.MetadataValue.md(previews.get((chat, month), "_no messages in this month_"))})
     worst = max(jobs, key=lambda j: j["quarantined_lines"] / max(j["lines_total"], 1), default=None)
     worst_share = worst["quarantined_lines"] / max(worst["lines_total"], 1) if worst else 0.0
+    crash_point("messages")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": total,

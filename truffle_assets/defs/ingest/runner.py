@@ -10,18 +10,22 @@ profile follows once at the end. Runs execute in-process, in this one process, a
 in the local instance ($DAGSTER_HOME) so the UI shows them.
 """
 
+import json
 import os
 import sys
 from pathlib import Path
 
 import dagster as dg
 
+from truffle_assets.defs.ingest.assets import unreadable_observation
+from truffle_assets.defs.ingest.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
 from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
+from truffle_assets import stage_days, store
 from truffle_assets.planning import plan_ingest
 
 
@@ -40,6 +44,9 @@ def ingest_all(
     if instance is None:
         local = instance_kind == "local" or (instance_kind is None and os.environ.get("DAGSTER_HOME"))
         instance = dg.DagsterInstance.get() if local else dg.DagsterInstance.ephemeral()
+    for run_id in reap_dead_runs(instance):  # or their pool slots would block every run below
+        print(f"truffle ingest: run {run_id} was left running by a process that is gone; marked failed",
+              file=sys.stderr, flush=True)
     cache_dir = cache_dir or Path(db_path).parent / "cache"
     exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user_name)
     # detected once here and pinned, so the ranged runs' `messages` steps do not each re-detect it
@@ -59,17 +66,30 @@ def ingest_all(
         print(f"truffle ingest: {DAILY_INSTANCE}", file=sys.stderr, flush=True)
     plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), full=full or migrate,
                        only=chats_wanted)
-    if plan.unreadable:
-        raise plan.unreadable[0]
+    for exc in plan.unreadable:  # reported, and every other chat still runs
+        print(f"truffle ingest: skipped {exc}", file=sys.stderr, flush=True)
+    instance.report_runless_asset_event(unreadable_observation(plan.unreadable, exports.exports_dir))
     known = set(instance.get_dynamic_partitions(chats.name))
     instance.add_dynamic_partitions(chats.name, [c.chat for c in plan.chats if c.chat not in known])
-    report: dict = {"chats": {}, "failed": 0, "user": user}
+    try:
+        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
+        for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
+            print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)
+        raise
+
+
+def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,
+              user: str | None, db_path: Path, data_dir: Path) -> dict:
+    report: dict = {"chats": {}, "failed": 0, "user": user,
+                    "unreadable": [{"file": e.path, "line": e.line, "reason": e.reason} for e in plan.unreadable]}
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
         for months in c.ranges:
             result = dg.materialize(
                 selection, instance=instance, resources=resources,
-                tags=chat_range_tags(c.chat, months.first, months.last, recompute=full), raise_on_error=False,
+                tags={**chat_range_tags(c.chat, months.first, months.last, recompute=full), **owner_tags()},
+                raise_on_error=False,
             )
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
@@ -81,8 +101,23 @@ def ingest_all(
             report["failed"] += not result.success
         entry["status"] = "ingested" if entry["runs"] else "up to date"
         report["chats"][c.chat] = entry
-    if memory and any(e["runs"] for e in report["chats"].values()):
-        result = dg.materialize(WHOLE_MEMORY_ASSETS, instance=instance, resources=resources, raise_on_error=False)
+    if memory and (any(e["runs"] for e in report["chats"].values()) or profile_behind(db_path, data_dir / "published")):
+        result = dg.materialize(WHOLE_MEMORY_ASSETS, instance=instance, resources=resources, tags=owner_tags(),
+                                raise_on_error=False)
         report["profile"] = {"run_id": result.run_id, "success": result.success}
         report["failed"] += not result.success
+    report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
     return report
+
+
+def profile_behind(db_path: Path, published_dir: Path) -> bool:
+    """Whether the published profile was built from other facts than the store holds: a crash
+    after the last chat's run and before `profile` leaves nothing planned, and this catches it."""
+    if not Path(db_path).exists():
+        return False
+    try:
+        built = json.loads((published_dir / "facts.json").read_text()).get("inputs")
+    except (OSError, ValueError):
+        built = None
+    with store.connect(db_path) as con:  # read-write: a crashed writer's WAL is replayed first
+        return built != stage_days.stage_digest(con, "facts")

@@ -10,6 +10,8 @@ import json
 
 import dagster as dg
 
+from truffle_assets.defs.ingest.assets import unreadable_observation
+from truffle_assets.defs.ingest.recovery import reap_dead_runs
 from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import ExportsResource
@@ -36,7 +38,10 @@ def run_request(chat: str, months: MonthRange) -> dg.RunRequest:
     description="Registers chats for new exports in data/exports and requests runs for the months that changed.",
 )
 def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource) -> dg.SensorResult:
-    seen: dict[str, str] = json.loads(context.cursor).get("files", {}) if context.cursor else {}
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    seen: dict[str, str] = cursor.get("files", {})
+    for run_id in reap_dead_runs(context.instance):  # their pool slots would hold up every run requested here
+        context.log.warning(f"run {run_id} was left running by a process that is gone; marked failed")
     known = set(context.instance.get_dynamic_partitions(chats.name))
     migrate = bool(known) and daily_instance(context.instance)
     if migrate:
@@ -50,10 +55,14 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
             context.log.warning(f"{c.chat}: {len(c.outside)} days outside {HISTORY_START}..today have no partition; skipped")
     new_chats = [c.chat for c in plan.chats if c.chat not in known]
     runs = [run_request(c.chat, months) for c in plan.chats for months in c.ranges]
+    # an unreadable file is not in `plan.files`, so it is read again next tick: report it on
+    # `whatsapp_exports` only when the set changes
+    bad = sorted(str(e) for e in plan.unreadable)
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[chats.build_add_request(new_chats)] if new_chats else [],
-        cursor=json.dumps({"files": plan.files}, separators=(",", ":")),
+        asset_events=[unreadable_observation(plan.unreadable, exports.exports_dir)] if bad != cursor.get("bad", []) else [],
+        cursor=json.dumps({"files": plan.files, "bad": bad}, separators=(",", ":")),
         skip_reason=None if runs or new_chats else dg.SkipReason(
             "no new or changed exports" + (f"; unreadable: {[str(e) for e in plan.unreadable]}" if plan.unreadable else "")),
     )

@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta
 import dagster as dg
 import polars as pl
 
+from truffle_assets.faults import crash_point
 from truffle_assets import stage_days, store
 from truffle_assets.files import write_json_atomic
 from truffle_assets.defs.ingest.assets import messages
@@ -117,6 +118,7 @@ def message_pii(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Ma
             types.update(t for ts in pii["pii_types"].to_list() for t in ts)
             levels.update(pii["sensitivity"].to_list())
         meta = store_metadata(context, con, "message_pii", parts, work, written, duckdb)
+    crash_point("message_pii")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(
         metadata={
             **meta,
@@ -172,6 +174,7 @@ def message_streams(context: dg.AssetExecutionContext, config: StreamsConfig, du
     }
     if client is not None:
         meta["llm"] = dg.MetadataValue.json(client.stats.as_dict())
+    crash_point("message_streams")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -233,6 +236,7 @@ def episodes(context: dg.AssetExecutionContext, config: EpisodesConfig, duckdb: 
             "salience_histogram": png_md(salience_histogram_png(eps["salience"].to_list()), "salience histogram"),
             "top_episodes": dg.MetadataValue.md(_top_episodes(eps)),
         })
+    crash_point("episodes")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -290,6 +294,7 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
             candidates += claims.height
             tiers.update(f"{t}/{s}" for t, s in zip(summ["tier"].to_list(), summ["source"].to_list()))
         meta = store_metadata(context, con, "summaries", parts, work, written, duckdb)
+    crash_point("summaries")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata={
         **meta,
         "tiers": dg.MetadataValue.json(dict(sorted(tiers.items()))),
@@ -361,6 +366,7 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Material
             LEFT JOIN messages m ON m.id = e.mid WHERE m.id IS NULL""").fetchall()[0][0]
         meta = store_metadata(context, con, "fact_claims", parts, work, written, duckdb)
     current = consolidated.filter(pl.col("valid_to").is_null()) if consolidated.height else consolidated
+    crash_point("facts")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(
         metadata={
             **meta,
@@ -401,6 +407,7 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
         _ensure(con, "facts")
         all_facts = store.read_frame(con, "SELECT * FROM facts")
         user = exports.user_name or store.stored_user(con)  # an explicit name still wins
+        inputs = stage_days.stage_digest(con, "facts")
     snapshot = build_profile(all_facts, user, datetime.now().replace(microsecond=0),
                              max_tokens=config.max_tokens, min_confidence=config.min_confidence)
     path = published.path("profile.json")
@@ -408,8 +415,10 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
     # every fact, current and superseded, for the runtime's memory inspector (it never opens DuckDB)
     write_json_atomic(published.path("facts.json"), {
         "version": written.get("version"),
+        "inputs": inputs,  # `truffle ingest` re-runs the profile when the facts moved past this
         "facts": [{**f, "fact_id": f["id"]} for f in all_facts.to_dicts()],
     })
+    crash_point("profile")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata={
         "dagster/uri": uri(path),
         "version": written.get("version"),

@@ -1,0 +1,229 @@
+"""The unlucky user and the attacker, on a small synthetic corpus: kills, a bad file, oversize input, tampering.
+
+    .venv/bin/python benchmarks/chaos_bench.py                  # 10 kill trials
+    .venv/bin/python benchmarks/chaos_bench.py --trials 3       # quick look
+
+1. Crash trials: `truffle ingest` (a fresh SQLite $DAGSTER_HOME with the project's dagster.yaml,
+   as a newcomer has) is killed with SIGKILL at a random moment of a clean ingest's duration,
+   then run again plainly (no `--full`). A trial converges when the memory equals what a clean
+   ingest builds (truffle_assets.memory_digest: DuckDB table hashes, LanceDB rows at the published
+   versions, pointer, profile, facts); it hangs when the re-run does not finish in `--timeout`.
+2. A bad file among good ones: an empty `.txt` beside the exports. Isolated when the ingest exits
+   3 ("partial"), names the file, and every good chat's memory is what a clean ingest builds.
+3. Oversize input: API requests over the body and question limits, NaN/inf numbers, an
+   unauthenticated oversize body, and export files over the size limit; each must be refused
+   without being read whole (server / process peak RSS is printed).
+4. Audit tampering: each case tampers with a fresh registry's audit log, head or active model and
+   must be detected by `truffle audit verify`.
+
+Last line: `crash_trials=<n> converged=<c> hung=<h> bad_file_isolated=<0|1> oversize_refused=<k>
+oversize_cases=<K> tamper_detected=<t> tamper_cases=<T>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TRUFFLE = str(Path(sys.executable).with_name("truffle"))
+
+from truffle_assets.memory_digest import memory_digest  # noqa: E402
+
+
+def world(root: Path, corpus: Path) -> dict:
+    """A data root holding a copy of the corpus and a fresh local instance; the env to run in."""
+    shutil.copytree(corpus, root / "exports")
+    home = root / "dagster_home"
+    home.mkdir(parents=True)
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "TRUFFLE_HOME": str(root), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
+        env.pop(var, None)
+    return env
+
+
+def ingest(env: dict, timeout: float) -> tuple[int | None, float, str]:
+    """(exit code or None when it hung, seconds, stderr tail) of a plain `truffle ingest`."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([TRUFFLE, "ingest"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        return None, time.perf_counter() - t0, err[-2000:]
+    return proc.returncode, time.perf_counter() - t0, err[-2000:]
+
+
+def digest(root: Path) -> dict:
+    return memory_digest(root / "memory.duckdb", root / "published")
+
+
+def crash_trials(corpus: Path, work: Path, trials: int, timeout: float, seed: int) -> dict:
+    clean_root = work / "clean"
+    code, clean_s, err = ingest(world(clean_root, corpus), timeout)
+    if code != 0:
+        sys.exit(f"the clean ingest failed ({code}):\n{err}")
+    clean = digest(clean_root)
+    print(f"clean ingest: {clean_s:.1f} s")
+    rng = random.Random(seed)
+    converged = hung = 0
+    print("| trial | killed after s | re-run | re-run s | converged |\n|---|---|---|---|---|")
+    for i in range(trials):
+        root = work / f"trial{i}"
+        env = world(root, corpus)
+        at = rng.uniform(0.5, clean_s)
+        proc = subprocess.Popen([TRUFFLE, "ingest"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=at)
+            outcome = f"finished before the kill ({proc.returncode})"
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            outcome = "killed"
+        code, took, err = ingest(env, timeout)
+        ok = code == 0 and digest(root) == clean
+        hung += code is None
+        converged += ok
+        print(f"| {i} | {at:.1f} ({outcome}) | {'hung' if code is None else code} | {took:.1f} | {ok} |", flush=True)
+        if not ok and code is not None:
+            print(err)
+        shutil.rmtree(root, ignore_errors=True)
+    return {"trials": trials, "converged": converged, "hung": hung, "clean": clean, "clean_root": clean_root}
+
+
+def bad_file_trial(corpus: Path, work: Path, timeout: float, clean: dict) -> int:
+    root = work / "bad_file"
+    env = world(root, corpus)
+    bad = root / "exports" / "WhatsApp Chat with Nobody.txt"
+    bad.write_text("")
+    t0 = time.perf_counter()
+    proc = subprocess.run([TRUFFLE, "ingest"], env=env, capture_output=True, text=True, timeout=timeout)
+    report = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+    listed = [u["file"] for u in report.get("unreadable", [])]
+    same = digest(root) == clean
+    ok = proc.returncode == 3 and listed == [str(bad)] and str(bad) in proc.stderr and same
+    print(f"bad file: exit {proc.returncode}, unreadable {listed}, good chats as in a clean ingest: {same}, "
+          f"{time.perf_counter() - t0:.1f} s -> {'isolated' if ok else 'NOT isolated'}")
+    return int(ok)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--chats", type=int, default=2)
+    ap.add_argument("--tokens", type=int, default=6000)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds before a re-run counts as hung")
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="truffle-chaos-"))
+    corpus = work / "corpus"
+    subprocess.run([TRUFFLE, "synth", "--out", str(corpus), "--chats", str(args.chats), "--tokens", str(args.tokens),
+                    "--seed", str(args.seed)], check=True, capture_output=True)
+    try:
+        crash = crash_trials(corpus, work, args.trials, args.timeout, args.seed)
+        isolated = bad_file_trial(corpus, work, args.timeout, crash["clean"])
+        refused, cases = oversize_cases(work, crash["clean_root"])
+        detected, tampers = tamper_cases(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"crash_trials={crash['trials']} converged={crash['converged']} hung={crash['hung']} "
+          f"bad_file_isolated={isolated} oversize_refused={refused} oversize_cases={cases} "
+          f"tamper_detected={detected} tamper_cases={tampers}")
+    from benchmarks import exit_quietly
+
+    exit_quietly(0)
+
+
+def oversize_cases(work: Path, built_root: Path) -> tuple[int, int]:
+    return 0, 0  # filled in below once the limits land
+
+
+def _run_dir(root: Path, name: str) -> Path:
+    """A finished training run as the registry takes it: GGUF, Modelfile, a passed eval gate."""
+    run = root / "runs" / name
+    (run / "gguf").mkdir(parents=True)
+    (run / "eval").mkdir()
+    (run / "gguf" / f"{name}-q4_k_m.gguf").write_bytes(b"GGUF" + name.encode())
+    (run / "Modelfile").write_text(f"FROM ./gguf/{name}-q4_k_m.gguf\n")
+    (run / "eval" / "report.json").write_text(json.dumps({"gate": {"passed": True}}))
+    return run
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def _put(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(ln + "\n" for ln in lines))
+
+
+def _edit_active(reg: Path, **change) -> None:
+    rec = json.loads((reg / "active.json").read_text())
+    (reg / "active.json").write_text(json.dumps(rec | change, indent=2) + "\n")
+
+
+TAMPERS = {  # name -> what an attacker without the key does to the registry (older: its files after line 2)
+    "cut the log's tail, put the older head back": lambda reg, older: [
+        (reg / "audit.log").write_bytes(older["audit.log"]), (reg / "audit.head").write_bytes(older["audit.head"])],
+    "cut log, head and history back to line 2": lambda reg, older: [
+        (reg / n).write_bytes(older[n]) for n in ("audit.log", "audit.head", "model_history.jsonl")],
+    "delete log and head": lambda reg, older: [(reg / n).unlink() for n in ("audit.log", "audit.head")],
+    "delete log, head and history": lambda reg, older: [
+        (reg / n).unlink() for n in ("audit.log", "audit.head", "model_history.jsonl")],
+    "edit a log line": lambda reg, older: _put(reg / "audit.log", [
+        ln.replace('"who":"', '"who":"mallory-') if i == 1 else ln for i, ln in enumerate(_lines(reg / "audit.log"))]),
+    "swap two log lines": lambda reg, older: _put(reg / "audit.log", [
+        _lines(reg / "audit.log")[i] for i in (0, 2, 1, *range(3, len(_lines(reg / "audit.log"))))]),
+    "point active.json at another model": lambda reg, older: _edit_active(
+        reg, gguf_path=str(reg.parent / "runs" / "run-0" / "gguf" / "run-0-q4_k_m.gguf")),
+    "put an older active.json back": lambda reg, older: (reg / "active.json").write_bytes(older["active.json"]),
+    "replace the served GGUF": lambda reg, older: Path(json.loads((reg / "active.json").read_text())["gguf_path"])
+    .write_bytes(b"GGUF evil"),
+}
+
+
+def tamper_cases(work: Path) -> tuple[int, int]:
+    """Each tamper on a fresh registry (promote run-0, run-1, run-2, roll back to run-1), then
+    `truffle audit verify`: detected when it exits non-zero."""
+    from truffle_assets.registry import Registry
+
+    detected = 0
+    print("| tamper | audit verify |\n|---|---|")
+    for i, (name, tamper) in enumerate(TAMPERS.items()):
+        root = work / f"tamper{i}"
+        reg = Registry(root / "registry", key="chaos-bench-key")
+        for n in range(3):
+            reg.promote(_run_dir(root, f"run-{n}"), gate_passed=True)
+            if n == 1:
+                older = {p.name: p.read_bytes() for p in reg.root.iterdir() if p.is_file()}
+        reg.rollback()
+        env = {**os.environ, "TRUFFLE_AUDIT_KEY": "chaos-bench-key"}
+        clean = subprocess.run([TRUFFLE, "audit", "verify", "--registry", str(reg.root)], env=env,
+                               capture_output=True, text=True)
+        assert clean.returncode == 0, clean.stderr  # the untampered registry verifies
+        tamper(reg.root, older)
+        proc = subprocess.run([TRUFFLE, "audit", "verify", "--registry", str(reg.root)], env=env,
+                              capture_output=True, text=True)
+        detected += proc.returncode != 0
+        said = (proc.stderr or proc.stdout).strip().splitlines()[-1][:110]
+        print(f"| {name} | {'detected' if proc.returncode else 'NOT detected'}: {said} |")
+    return detected, len(TAMPERS)
+
+
+if __name__ == "__main__":
+    main()

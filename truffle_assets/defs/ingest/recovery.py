@@ -1,0 +1,94 @@
+"""Runs left STARTED by a process that is gone: found, marked failed, their pool slots freed.
+
+A `kill -9`, a closed laptop lid or a crash leaves the run STARTED in the instance, holding its
+`duckdb` pool slot, and every later run would wait on that slot forever. Dagster's run
+monitoring cannot see it: the default run launcher has no worker health check, and an
+in-process run (`truffle ingest`) has no worker at all. So each run records which process
+executes it (`OWNER_TAG`: host, pid and that process's start time, so a reused pid is not taken
+for the owner), and `truffle ingest`, `truffle up` and the exports sensor reap dead owners first.
+Runs launched elsewhere (the UI, the daemon) are judged by the pid their own events carry, on a
+single-machine (SQLite) instance only: with a shared PostgreSQL instance another host's pid
+means nothing here.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import dagster as dg
+
+OWNER_TAG = "truffle/owner"  # "<host>:<pid>:<process start, clock ticks after boot>"
+LIVE = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks after boot (/proc/<pid>/stat field 22), None if gone."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # fields after the command name, which may hold spaces
+
+
+def owner_tags() -> dict[str, str]:
+    """Tags naming this process as the one executing a run in-process."""
+    return {OWNER_TAG: f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid())}"}
+
+
+def _boot_time() -> float:
+    with open("/proc/stat") as f:
+        return float(next(line.split()[1] for line in f if line.startswith("btime")))
+
+
+def owner_gone(run: dg.DagsterRun, instance: dg.DagsterInstance) -> bool | None:
+    """True when the process executing `run` no longer exists; None when that cannot be told here."""
+    owner = run.tags.get(OWNER_TAG)
+    if owner:
+        host, pid, ticks = owner.rsplit(":", 2)
+        if host != socket.gethostname():
+            return None
+        return str(_start_ticks(int(pid))) != ticks
+    if not _local_only(instance):
+        return None
+    # the run worker that started the run orchestrates it to the end (step processes come and go)
+    starts = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_START)
+    if not starts or not starts[-1].dagster_event.pid:
+        return None  # launched, not started: the run monitor's start timeout applies
+    ticks = _start_ticks(starts[-1].dagster_event.pid)
+    if ticks is None:
+        return True
+    # a pid reused by a process started after the run did is not the run's process
+    return _boot_time() + ticks / os.sysconf("SC_CLK_TCK") > starts[-1].timestamp + 1
+
+
+def _local_only(instance: dg.DagsterInstance) -> bool:
+    from dagster._core.storage.runs import SqliteRunStorage
+
+    return isinstance(instance.run_storage, SqliteRunStorage)
+
+
+def reap_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark every live-status run whose process is gone as failed and free its concurrency slots;
+    returns their run ids."""
+    reaped = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=LIVE)):
+        run = record.dagster_run
+        if owner_gone(run, instance):
+            instance.report_run_failed(run, message="the process executing this run is gone (killed or crashed); "
+                                                    "marked failed so its pool slots are freed")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            reaped.append(run.run_id)
+    return reaped
+
+
+def fail_own_runs(instance: dg.DagsterInstance, why: str) -> list[str]:
+    """Mark the live runs this process executes as failed and free their slots: an interrupted
+    `truffle ingest` leaves nothing STARTED behind it."""
+    mine = owner_tags()[OWNER_TAG]
+    reaped = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=LIVE, tags={OWNER_TAG: mine})):
+        instance.report_run_failed(record.dagster_run, message=why)
+        instance.event_log_storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
+        reaped.append(record.dagster_run.run_id)
+    return reaped

@@ -1,0 +1,139 @@
+"""`truffle ingest` killed at every stage boundary, then run again plainly: the memory converges.
+
+Each case kills the real command with SIGKILL (`TRUFFLE_CRASH_AT`, truffle_assets.faults) right
+after a stage wrote its rows and before Dagster recorded it, or inside `memory_index` between
+its LanceDB write, its publish and the planner's record; the next plain `truffle ingest` (no
+`--full`) must find the dead run, free its `duckdb` pool slot instead of waiting on it forever,
+and end with exactly what a clean ingest builds: the same DuckDB table hashes, LanceDB rows at
+the published versions, pointer, profile and facts (truffle_assets.memory_digest). Runs use a
+fresh SQLite $DAGSTER_HOME with the project's dagster.yaml, as a newcomer has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from truffle_assets import paths
+from truffle_assets.memory_digest import memory_digest
+from truffle_assets_tests.conftest import write_export
+
+TRUFFLE = str(Path(sys.executable).with_name("truffle"))
+# two chats: Priya's spans two stretches of months (two runs), Rahul's one
+EXPORTS = {
+    "WhatsApp Chat with Priya.txt": [
+        "12/01/2024, 09:00 - Priya: Good morning! Are you coming to the meetup on Saturday?",
+        "12/01/2024, 09:02 - Arjun: Morning! Yes, I live in Pune now so it is a short ride",
+        "13/01/2024, 18:30 - Arjun: Slides are done, sending them tonight",
+        "02/02/2024, 21:15 - Priya: See you on Saturday at 10",
+        "02/02/2024, 21:16 - Arjun: See you there, my birthday is on 21 April by the way",
+        "20/04/2024, 19:00 - Priya: Happy early birthday!",
+        "20/04/2024, 19:05 - Arjun: Thank you! I love playing cricket on weekends",
+    ],
+    "WhatsApp Chat with Rahul.txt": [
+        "[02/03/2024, 10:00:00] Rahul: hey, cricket on Sunday?",
+        "[02/03/2024, 10:00:05] Arjun: yes! count me in, I work at Infosys so only after 6",
+        "[03/03/2024, 08:10:00] Rahul: ground booked for 7am",
+        "[03/03/2024, 08:12:30] Arjun: perfect, I will bring the bat",
+    ],
+}
+# after each stage's rows are written (before Dagster records it), inside memory_index, the
+# profile, and the second range of the first chat (after one whole range is through)
+CRASH_POINTS = ["messages", "message_pii", "message_streams", "episodes", "summaries", "facts",
+                "memory_index:lance_written", "memory_index:published", "memory_index", "memory_index#2", "profile"]
+
+
+def _world(root: Path) -> dict:
+    """A data root with the exports and a fresh local instance; the env `truffle ingest` runs in."""
+    for name, lines in EXPORTS.items():
+        write_export(root / "exports", name, lines)
+    home = root / "dagster_home"
+    home.mkdir()
+    shutil.copy(paths.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "TRUFFLE_HOME": str(root), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
+        env.pop(var, None)
+    return env
+
+
+def _ingest(env: dict, crash_at: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**env, "TRUFFLE_CRASH_AT": crash_at} if crash_at else env
+    try:
+        return subprocess.run([TRUFFLE, "ingest"], env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:  # the hang this guards against: a dead run's pool slot
+        pytest.fail(f"truffle ingest hung for {timeout:.0f} s:\n{(exc.stderr or b'')[-3000:]!r}")
+
+
+def _digest(root: Path) -> dict:
+    return memory_digest(root / "memory.duckdb", root / "published")
+
+
+def _live_runs(env: dict) -> list[str]:
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        live = instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED,
+                                                                 dg.DagsterRunStatus.STARTING]))
+        return [r.dagster_run.run_id for r in live]
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> dict:
+    """What one uninterrupted ingest builds."""
+    root = tmp_path_factory.mktemp("clean")
+    proc = _ingest(_world(root))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert [len(report["chats"][c]["runs"]) for c in sorted(report["chats"])] == [2, 1]
+    digest = _digest(root)
+    assert digest["store"]["facts"].split(":")[0] != "0" and digest["index"]["raw_episodes_index"].startswith("11:")
+    return digest
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_a_plain_rerun_after_a_kill_converges_to_a_clean_ingest(point, clean, tmp_path):
+    env = _world(tmp_path)
+    killed = _ingest(env, crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, f"never reached {point}: {killed.stderr[-2000:]}"
+    assert _live_runs(env), "the kill should leave a run STARTED, as a real crash does"
+
+    again = _ingest(env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "marked failed" in again.stderr  # the dead run was found, not waited on
+    assert _live_runs(env) == []
+    got = _digest(tmp_path)
+    assert {k: v for k, v in got["store"].items() if clean["store"].get(k) != v} == {}
+    assert got == clean
+
+    # and the memory is now complete: one more plain ingest has nothing to do
+    third = json.loads(_ingest(env).stdout)
+    assert {c["status"] for c in third["chats"].values()} == {"up to date"} and "profile" not in third
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_an_ingest_within_seconds(sig, clean, tmp_path):
+    env = _world(tmp_path)
+    proc = subprocess.Popen([TRUFFLE, "ingest"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "memory.duckdb").exists():  # the first run is in its `messages` step
+            assert proc.poll() is None and time.monotonic() < deadline, "ingest ended before it could be interrupted"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        proc.communicate(timeout=20)
+        stopped_s = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and stopped_s < 10, (proc.returncode, stopped_s)
+    assert _live_runs(env) == []  # the interrupted run is not left STARTED
+    again = _ingest(env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert _digest(tmp_path) == clean
