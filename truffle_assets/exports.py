@@ -42,6 +42,7 @@ class ChatLoad:
     chat_id: str
     rows: pl.DataFrame  # one row per message (MESSAGE_COLUMNS), every day of the chat
     jobs: list[dict] = field(default_factory=list)  # per-file accounting for `ingestion_jobs`
+    truncated: list[str] = field(default_factory=list)  # "file:first-last line" of messages cut at limits.MAX_MESSAGE_CHARS
 
     @property
     def days(self) -> list[date]:
@@ -69,23 +70,25 @@ _ROW_SCHEMA = {
 def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatLoad:
     """Parse every export of a chat; newest file first so overlapping messages cite it."""
     stamps = tuple((str(p), st.st_mtime_ns, st.st_size) for p in files for st in [p.stat()])
-    rows, jobs = _parse_chat(chat_id, stamps)
+    rows, jobs, truncated = _parse_chat(chat_id, stamps)
     rows = rows.with_columns(is_user=pl.col("author").eq(user).fill_null(False) if user else pl.lit(False))
-    return ChatLoad(chat_id, rows, [dict(j) for j in jobs])
+    return ChatLoad(chat_id, rows, [dict(j) for j in jobs], list(truncated))
 
 
 @functools.lru_cache(maxsize=2)
-def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple[pl.DataFrame, tuple[dict, ...]]:
+def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple[pl.DataFrame, tuple[dict, ...], tuple[str, ...]]:
     """The parse behind `load_chat`, kept for the last two chats seen: `truffle ingest` runs a
     chat's stretches of months one after another in one process, and the planner has just read it.
     Keyed by path, mtime and size, so a changed file is parsed again."""
     files = [Path(p) for p, _, _ in sorted(stamps, key=lambda s: s[1], reverse=True)]
     frames = []
     jobs = []
+    truncated = []
     for path in files:
         export = read_export(path)
         result = parse_export(export)
         frames.append(message_rows(chat_id, result.frame, export.display_name))
+        truncated += [f"{export.display_name}:{a}-{b}" for a, b in result.truncated]
         jobs.append({
             "chat_id": chat_id, "source_file": export.display_name, "file_sha256": export.file_sha256,
             "encoding": export.encoding, "lines_total": result.lines_total, "header_lines": result.header_lines,
@@ -94,7 +97,7 @@ def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple
         })
     rows = pl.concat(frames) if frames else pl.DataFrame(schema=_ROW_SCHEMA)
     rows = rows.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
-    return rows.sort("ts", "id"), tuple(jobs)
+    return rows.sort("ts", "id"), tuple(jobs), tuple(truncated)
 
 
 def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:

@@ -21,12 +21,15 @@ Translation notes (HEADER -> Rust regex, same matches):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from functools import cache
 
 import polars as pl
 
 from truffle_assets.parsing.headers import AUTHOR_SCAN, HEADER, HeaderDate, author_name, decide_orders, parse_time
+from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS, TRUNCATION_MARK
 from truffle_assets.parsing.kinds import (
     MESSAGE,
     PHRASE_MAX,
@@ -38,6 +41,7 @@ from truffle_assets.parsing.kinds import (
     suspect_first_line,
     suspect_head,
 )
+from truffle_assets.parsing.source import LINE_KEEP
 
 # Start and end of every run of characters Python's `\d` matches (str.isdecimal), Python 3.11.
 # test_columnar.py checks this table against `re` itself over all code points.
@@ -82,10 +86,12 @@ _ASCII_TIME = "^[0-9]{1,2}[:.][0-9]{2}(?:[:.][0-9]{2})?(?:[ \u00a0\u202f_]?[AaPp
 class Columns:
     """Entries as one frame (ENTRY_SCHEMA), and what the row parser reports besides them."""
 
-    rows: pl.DataFrame
+    rows: pl.DataFrame | None  # None: no entry at all
     lines_total: int
     quarantined: list[tuple[int, str, str]]
     orders: dict
+    truncated: list[tuple[int, int]]  # (line_start, line_end) of entries cut at MAX_MESSAGE_CHARS
+    first_line: tuple[int, str] | None  # the first non-blank line, for the no-header error
 
 
 def to_series(text: str) -> pl.Series | None:
@@ -96,102 +102,236 @@ def to_series(text: str) -> pl.Series | None:
         return None
 
 
-def parse_columns(whole: pl.Series) -> Columns | None:
-    """Entries of one LF-only text, held as a one-string series; None if it has no entry."""
+def lines_of(whole: pl.Series) -> pl.Series:
+    """An LF-only text held as a one-string series, as its lines (a final newline ends the last line)."""
     lines = whole.str.split("\n").explode()
-    if lines[-1] == "":  # the text ends with a newline, not with an empty line
-        lines = lines.head(len(lines) - 1)
-    n_lines = len(lines)
-    g = lines.str.extract_groups(header_pattern()).struct.unnest()
-    g.columns = ["raw", "bracket", "d", "t", "t_first", "d_last", "end"]
-    line = pl.col("line")
-    df = g.with_columns(lines.alias("line")).select(
-        pl.int_range(1, n_lines + 1, dtype=pl.Int64).alias("no"),
-        line,
-        bracket="bracket",
-        date=pl.coalesce("d", "d_last"),  # date-first headers, else time-first ones
-        time=pl.coalesce("t", "t_first"),
-        end="end",
-        rest=line.str.slice(pl.col("raw").str.len_chars()),  # null unless the line is header-like
-    )
-    if df["rest"].null_count() == n_lines:
-        return None
+    return lines.head(len(lines) - 1) if lines[-1] == "" else lines
 
-    # Dates, counted as the row parser counts them (date-first column, then time-first), and orders.
-    ordered_dates = pl.concat([g["d"].drop_nulls(), g["d_last"].drop_nulls().alias("d")]).to_frame("date")
-    dates: dict[str, HeaderDate] = {}
-    for date_text, n in ordered_dates.group_by("date", maintain_order=True).len().iter_rows():
-        hd = dates[date_text] = HeaderDate(date_text)
-        hd.n = n
 
-    def stamps():  # read only for a style still undecided
-        for d, t in df.filter(pl.col("rest").is_not_null()).select("date", "time").iter_rows():
-            if (tm := parse_time(t)) is not None:
-                yield dates[d], tm
+def parse_columns(blocks: Iterable[pl.Series]) -> Columns:
+    """Entries of a text given as consecutive blocks of its lines (any split gives the same result).
 
-    orders = decide_orders(dates.values(), stamps())
+    Two passes keep memory near the text's own size. The first reads each block as it comes and
+    keeps per line only its role's makings (_Scan): the text it adds to an entry, author, date,
+    time. The day/month order needs every date of the file, so days, entries and kinds come in the
+    second pass (_Assembly), one block at a time, each block's columns freed once assembled.
+    """
+    scan = _Scan()
+    scanned = [scan.block(lines) for lines in blocks]
+    if not scan.dates:
+        return Columns(None, scan.lines, [], {}, [], scan.first_line)
+    orders = decide_orders(scan.dates.values(), scan.stamps(scanned))
+    out = _Assembly({d: hd.date_or_swapped(orders[hd.style]) for d, hd in scan.dates.items()})
+    scanned.reverse()
+    base = 0
+    while scanned:
+        block = scanned.pop()
+        out.add(block, base)
+        base += block[0].height
+    rows = out.finish()
+    return Columns(rows, scan.lines, out.quarantined, orders, out.truncated, scan.first_line)
 
-    # Each distinct date and name once in Python, distinct times as columns. The name is what
-    # precedes the line's first ": ".
-    day_of = {d: hd.date_or_swapped(orders[hd.style]) for d, hd in dates.items()}
-    times = df["time"].drop_nulls().unique()
-    tm = pl.col("time").replace_strict(times, _times(times), default=None, return_dtype=pl.Time)
-    split = df["rest"].str.splitn(": ", 2).struct.unnest()
-    split.columns = ["name", "body"]
-    rest_len = pl.col("rest").str.len_chars()
-    found = pl.col("body").is_not_null() & (pl.col("name").str.len_chars() <= AUTHOR_SCAN - 2)
-    colon_end = ~found & (rest_len > 0) & (rest_len < AUTHOR_SCAN) & pl.col("rest").str.ends_with(":")  # "Name:"
-    df = df.hstack(split).with_columns(
-        tm=tm,
-        day=pl.col("date").replace_strict(day_of, default=None, return_dtype=pl.Date),
-        raw_name=pl.when(pl.col("rest").str.starts_with("\u200e")).then(None)  # iOS system events: "‎You created group"
-        .when(found).then(pl.col("name"))
-        .when(colon_end).then(pl.col("rest").str.slice(0, rest_len - 1)),
-        body=pl.when(found).then(pl.col("body")).otherwise(pl.lit("")),
-    )
-    raw_names = df["raw_name"].drop_nulls().unique().to_list()
-    name_of = {n: author_name(n) if n else None for n in raw_names}  # no name before ": ": a system line
-    author = pl.col("raw_name").replace_strict(name_of, default=None, return_dtype=pl.String)
-    is_entry = (
-        pl.col("tm").is_not_null()
-        & (pl.col("bracket").is_null() != pl.col("end").str.starts_with("]"))
-        & (pl.col("author").is_not_null() | ~pl.col("end").is_in(_BARE_ENDS))  # a bare space needs an author
-        & pl.col("day").is_not_null()
-    ).fill_null(False)
-    df = df.with_columns(author=author).with_columns(is_entry=is_entry)
-    starts = df["is_entry"].arg_true()
-    if starts.is_empty():
-        return None
-    quarantined = [(n, _PREAMBLE, ln[:120]) for n, ln in df.head(starts[0]).select("no", "line").iter_rows()]
 
-    # Every other line (continuations, rejected header-like lines) joins the entry above. Each line
-    # as it appears in its entry's text ("piece"): a header line from its body on, others whole.
-    first = pl.when(pl.col("author").is_null()).then(pl.col("rest")).otherwise(pl.col("body"))
-    entry = pl.col("is_entry")
-    df = df.select(
-        "no", "author", "is_entry",
-        ts=pl.col("day").dt.combine(pl.col("tm")),
-        first=pl.when(entry).then(first),
-        piece=pl.when(entry).then(first).otherwise(pl.col("line")),
-        eid=entry.cum_sum(),  # 0 in the preamble
-        multiline=entry & ~entry.shift(-1, fill_value=True),
-    )
-    joined = (  # multi-line texts, in entry order; a single line's text is its first piece
-        df.filter(pl.when(entry).then(pl.col("multiline")).forward_fill().fill_null(False))
-        .group_by("eid", maintain_order=True)
-        .agg(pl.col("piece").str.join("\n"))["piece"]
-    )
-    ent = df.filter(entry).select(
-        "ts", "author", "first", "multiline",
-        line_start="no",
-        line_end=pl.col("no").shift(-1, fill_value=n_lines + 1) - 1,
-    )
-    text = ent["first"].clone()
-    text.scatter(ent["multiline"].arg_true(), joined)
-    ent = ent.with_columns(text=text)
-    kind, edited = _kinds(ent)
-    rows = ent.with_columns(kind=kind, edited=edited).select(*ENTRY_SCHEMA).cast(ENTRY_SCHEMA)
-    return Columns(rows, n_lines, quarantined, orders)
+_PIECE = ["piece", "author", "date", "tm", "ok"]  # what _Scan keeps of a line
+
+
+class _Scan:
+    """First pass: per line, the text it adds to its entry ("piece": from its body on for a header
+    line, whole otherwise), author, date and time, and whether it is a header but for its day."""
+
+    def __init__(self):
+        self.lines = 0
+        self.dates: dict[str, HeaderDate] = {}  # counted as the row parser counts them
+        self.unsure: set[str] = set()  # dates impossible under some order: their lines may be body text
+        self.names: dict[str, str | None] = {}
+        self.first_line: tuple[int, str] | None = None
+
+    def block(self, lines: pl.Series) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+        """(one row per line, _PIECE; the whole line of headers whose date is unsure, by row)."""
+        base, n = self.lines, len(lines)
+        self.lines += n
+        if self.first_line is None:
+            self._first_line(lines, base)
+        lines = _cut(lines)
+        g = lines.str.extract_groups(header_pattern()).struct.unnest()
+        g.columns = ["raw", "bracket", "d", "t", "t_first", "d_last", "end"]
+        if g["raw"].null_count() == n:  # no header-like line: all continuations
+            return pl.DataFrame({"piece": lines}).with_columns(
+                author=pl.lit(None, pl.String), date=pl.lit(None, pl.String), tm=pl.lit(None, pl.Time),
+                ok=pl.lit(False)), None
+
+        for d, k in pl.concat([g["d"].drop_nulls(), g["d_last"].drop_nulls().alias("d")]).to_frame().group_by(
+                "d", maintain_order=True).len().iter_rows():
+            hd = self.dates.get(d)
+            if hd is None:
+                hd = self.dates[d] = HeaderDate(d)
+                if hd.date_or_swapped("dmy") is None or hd.date_or_swapped("mdy") is None:
+                    self.unsure.add(d)
+            hd.n += k
+
+        line = pl.col("line")
+        df = g.with_columns(lines.alias("line")).select(
+            line, "bracket", "end",
+            date=pl.coalesce("d", "d_last"),  # date-first headers, else time-first ones
+            time=pl.coalesce("t", "t_first"),
+            raw_len=pl.col("raw").str.len_chars(),
+        ).with_columns(rest=line.str.slice(pl.col("raw_len")))  # null unless the line is header-like
+        times = df["time"].drop_nulls().unique()
+        # The name is what precedes the line's first ": ", if within AUTHOR_SCAN.
+        split = df["rest"].str.splitn(": ", 2).struct.unnest()
+        found = split["field_1"].is_not_null() & (split["field_0"].str.len_chars() <= AUTHOR_SCAN - 2)
+        rest_len = pl.col("rest").str.len_chars()
+        colon_end = pl.col("name").is_null() & (rest_len > 0) & (rest_len < AUTHOR_SCAN) & pl.col("rest").str.ends_with(":")
+        df = df.with_columns(
+            tm=pl.col("time").replace_strict(times, _times(times), default=None, return_dtype=pl.Time),
+            name=pl.when(found).then(split["field_0"]),
+        ).with_columns(
+            raw_name=pl.when(pl.col("rest").str.starts_with("\u200e")).then(None)  # iOS system events: "‎You created group"
+            .when(pl.col("name").is_not_null()).then(pl.col("name"))
+            .when(colon_end).then(pl.col("rest").str.slice(0, rest_len - 1)),
+        )
+        new = [x for x in df["raw_name"].drop_nulls().unique().to_list() if x not in self.names]
+        self.names.update((x, author_name(x) if x else None) for x in new)  # no name before ": ": a system line
+        df = df.with_columns(
+            author=pl.col("raw_name").replace_strict(self.names, default=None, return_dtype=pl.String)
+        ).with_columns(
+            ok=(pl.col("tm").is_not_null()
+                & (pl.col("bracket").is_null() != pl.col("end").str.starts_with("]"))
+                & (pl.col("author").is_not_null() | ~pl.col("end").is_in(_BARE_ENDS))  # a bare space needs an author
+                ).fill_null(False),
+        )
+        # A header's piece starts after the header (system lines) or after "name: " (a bare "Name:"
+        # has none); every other line is its own piece.
+        start = (pl.when(~pl.col("ok")).then(0)
+                 .when(pl.col("author").is_null()).then(pl.col("raw_len"))
+                 .when(pl.col("name").is_not_null()).then(pl.col("raw_len") + pl.col("name").str.len_chars() + 2)
+                 .otherwise(2**31))
+        unsure = None
+        if self.unsure:
+            unsure = df.with_row_index("i").filter(pl.col("ok") & pl.col("date").is_in(list(self.unsure))).select("i", "line")
+        kept = df.select(
+            piece=line.str.slice(start), author="author",
+            date=pl.when(pl.col("tm").is_not_null()).then("date"), tm="tm", ok="ok",
+        )
+        return kept, unsure if unsure is not None and unsure.height else None
+
+    def stamps(self, scanned):
+        """(date, time) of every header-like line in file order, read only for a style still undecided."""
+        for kept, _ in scanned:
+            for d, t in kept.filter(pl.col("date").is_not_null()).select("date", "tm").iter_rows():
+                yield self.dates[d], t
+
+    def _first_line(self, lines: pl.Series, base: int) -> None:
+        head = lines.head(64).to_list()  # almost always the very first line
+        candidates = range(len(head))
+        if not any(x.strip() for x in head):
+            # polars strips a subset of what str.strip() does (not U+001C-U+001F): it only narrows the search
+            candidates = lines.str.strip_chars().str.len_bytes().gt(0).arg_true().to_list()
+        for i in candidates:
+            if lines[i].strip():
+                self.first_line = base + i + 1, lines[i][:120]
+                return
+
+
+def _cut(lines: pl.Series) -> pl.Series:
+    """Lines longer than LINE_KEEP characters cut there: their entries are truncated anyway."""
+    long = (lines.str.len_bytes() > LINE_KEEP).arg_true()
+    if long.is_empty():
+        return lines
+    cut = lines.gather(long)
+    over = cut.str.len_chars() > LINE_KEEP
+    lines = lines.clone()
+    lines.scatter(long.filter(over), cut.filter(over).str.slice(0, LINE_KEEP))
+    return lines
+
+
+class _Assembly:
+    """Second pass: days decide which header lines start entries; each entry's text is its first
+    piece, or its pieces joined for the few multi-line ones. The last entry of a block stays open
+    (`open`) until the next block shows whether continuation lines follow it."""
+
+    def __init__(self, day_of: dict[str, date | None]):
+        self.day_of = day_of
+        self.open: pl.DataFrame | None = None
+        self.done: list[pl.DataFrame] = []
+        self.quarantined: list[tuple[int, str, str]] = []
+        self.truncated: list[tuple[int, int]] = []
+
+    def add(self, block: tuple[pl.DataFrame, pl.DataFrame | None], base: int) -> None:
+        kept, unsure = block
+        n = kept.height
+        day = kept["date"].replace_strict(self.day_of, default=None, return_dtype=pl.Date)
+        entry = (kept["ok"] & day.is_not_null()).alias("is_entry")
+        piece = kept["piece"]
+        if unsure is not None:  # headers whose date proved impossible are body text, whole
+            rejected = unsure.filter(~entry.gather(unsure["i"]))
+            if rejected.height:
+                piece = piece.clone()
+                piece.scatter(rejected["i"], rejected["line"])
+        first = entry.arg_max() if entry.any() else n
+        if first:
+            self._lead(piece.head(first), base)
+        if first == n:
+            return
+        e = pl.col("is_entry")
+        df = pl.DataFrame([entry, piece, day.alias("day"), kept["tm"], kept["author"]]).select(
+            "piece", "is_entry", "author",
+            no=pl.int_range(base + 1, base + n + 1, dtype=pl.Int64),
+            ts=pl.col("day").dt.combine(pl.col("tm")),
+            eid=e.cum_sum(),
+            multiline=e & ~e.shift(-1, fill_value=True),
+        )
+        joined = (  # multi-line texts, in entry order; a single line's text is its first piece
+            df.filter(pl.when(e).then(pl.col("multiline")).forward_fill().fill_null(False))
+            .group_by("eid", maintain_order=True)
+            .agg(pl.col("piece").str.join("\n"))["piece"]
+        )
+        ent = df.filter(e).select(
+            "ts", "author", "multiline",
+            first="piece",
+            line_start="no",
+            line_end=pl.col("no").shift(-1, fill_value=base + n + 1) - 1,
+        )
+        text = ent["first"].clone()
+        text.scatter(ent["multiline"].arg_true(), joined)
+        if self.open is not None:
+            self.done.append(self._close(self.open))
+        self.open = ent.with_columns(text=text)
+
+    def _lead(self, pieces: pl.Series, base: int) -> None:
+        """Lines before a block's first entry: they continue the open entry, or are the preamble."""
+        if self.open is None:
+            self.quarantined += [(base + i, _PREAMBLE, p[:120]) for i, p in enumerate(pieces.to_list(), 1)]
+            return
+        last = self.open.height - 1
+        text = self.open["text"][last]
+        if len(text) <= MAX_MESSAGE_CHARS:  # past the limit, more text is never kept
+            text = f"{text}\n{pieces.str.join(chr(10)).item()}"[: MAX_MESSAGE_CHARS + 1]
+        at = pl.int_range(pl.len()) == last
+        self.open = self.open.with_columns(
+            text=pl.when(at).then(pl.lit(text)).otherwise("text"),
+            multiline=at | pl.col("multiline"),
+            line_end=pl.col("line_end") + pl.when(at).then(len(pieces)).otherwise(0),
+        )
+
+    def _close(self, ent: pl.DataFrame) -> pl.DataFrame:
+        """Entries final: over-long texts truncated (kinds are decided on the kept text)."""
+        long = (ent["text"].str.len_bytes() > MAX_MESSAGE_CHARS).arg_true()
+        if not long.is_empty():
+            long = long.filter(ent["text"].gather(long).str.len_chars() > MAX_MESSAGE_CHARS)
+        if not long.is_empty():
+            text = ent["text"].clone()
+            text.scatter(long, text.gather(long).str.slice(0, MAX_MESSAGE_CHARS) + TRUNCATION_MARK)
+            ent = ent.with_columns(text=text)
+            self.truncated += zip(ent["line_start"].gather(long).to_list(), ent["line_end"].gather(long).to_list())
+        kind, edited = _kinds(ent)
+        return ent.with_columns(kind=kind, edited=edited).select(*ENTRY_SCHEMA).cast(ENTRY_SCHEMA)
+
+    def finish(self) -> pl.DataFrame | None:
+        if self.open is not None:
+            self.done.append(self._close(self.open))
+            self.open = None
+        return pl.concat(self.done) if self.done else None
 
 
 def _times(times: pl.Series) -> pl.Series:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
@@ -24,8 +25,9 @@ from truffle_assets.parsing.headers import (
     decide_orders,
     parse_time,
 )
-from truffle_assets.parsing.columnar import ENTRY_SCHEMA, parse_columns, to_series
+from truffle_assets.parsing.columnar import ENTRY_SCHEMA, lines_of, parse_columns, to_series
 from truffle_assets.parsing.kinds import SYSTEM, classify
+from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS, TRUNCATION_MARK
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
 
 
@@ -71,6 +73,7 @@ class ParseResult:
     quarantined: list[tuple[int, str, str]] = field(default_factory=list)  # (line, reason, preview)
     encoding: str = "utf-8"
     orders: dict = field(default_factory=dict)
+    truncated: list[tuple[int, int]] = field(default_factory=list)  # (line_start, line_end): limits.MAX_MESSAGE_CHARS
     _frame: pl.DataFrame | None = field(default=None, repr=False, compare=False)
     _entries: list[Entry] | None = field(default=None, repr=False, compare=False)
 
@@ -102,6 +105,7 @@ class ParseResult:
             "continuation_lines": self.continuation_lines,
             "system_lines": self.system_lines,
             "quarantined_lines": len(self.quarantined),
+            "truncated_messages": len(self.truncated),
             "entries": self.header_lines + self.system_lines,
             "authored": authored,
             **{f"kind_{k}": v for k, v in sorted(kinds.items())},
@@ -113,6 +117,8 @@ class ParseResult:
             f"{self.source}: {c['entries']} entries ({c['authored']} authored) from {c['lines_total']} lines = "
             f"{c['header_lines']} headers + {c['continuation_lines']} continuations + "
             f"{c['system_lines']} system + {c['quarantined_lines']} quarantined"
+            + "".join(f"; truncated to {MAX_MESSAGE_CHARS:,} characters: lines {a}-{b}" for a, b in self.truncated[:5])
+            + (f" and {len(self.truncated) - 5} more" if len(self.truncated) > 5 else "")
         )
 
 
@@ -174,6 +180,7 @@ class _Builder:
         self.quarantined: list[tuple[int, str, str]] = []
         self.extra: list[str] = []  # rejected header lines waiting to join the text above
         self.line = 0  # the next entry's first line, once the preamble is settled
+        self.cut: set[int] = set()  # entries whose text was truncated, by index
         self._chunk, self._start = "", 0  # the last entry's raw chunk, to regrow it
 
     def reject(self, raw: str, chunk: str) -> None:
@@ -187,6 +194,7 @@ class _Builder:
             body = chunk[start:-1]
         else:
             body, n_lines = chunk[start:], n_lines + 1
+        body = self._limit(body, len(self.entries))
         kind, edited = classify(author, body)
         line = self.line
         self.entries.append(Entry(ts, author, body, kind, line, line + n_lines - 1, edited))
@@ -196,6 +204,12 @@ class _Builder:
     def finish(self) -> None:
         if self.entries and self.extra:
             self._regrow_last()
+
+    def _limit(self, text: str, i: int) -> str:
+        if len(text) <= MAX_MESSAGE_CHARS:
+            return text
+        self.cut.add(i)
+        return text[:MAX_MESSAGE_CHARS] + TRUNCATION_MARK
 
     def _settle(self) -> None:
         if self.entries:
@@ -215,6 +229,7 @@ class _Builder:
         self._chunk += "".join(self.extra)  # joined once: thousands of date-like lines stay linear
         self.extra = []
         e.text, n_lines = _body(self._chunk, self._start)
+        e.text = self._limit(e.text, len(self.entries) - 1)
         e.kind, e.edited = classify(e.author, e.text)
         self.line += n_lines - (e.line_end - e.line_start + 1)
         e.line_end = e.line_start + n_lines - 1
@@ -249,20 +264,20 @@ def parse_text(text: str, source: str = "<text>", encoding: str = "utf-8") -> Pa
     whole = to_series(text)
     if whole is None:
         return parse_rows(text, source, encoding)
-    return parse_column(whole, source, encoding)
+    return parse_lines([lines_of(whole)], source, encoding)
 
 
-def parse_column(whole: pl.Series, source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
-    """Parse an LF-only text held as a one-string polars series, as parse_text() would."""
-    c = parse_columns(whole)
-    if c is None:  # no entry, so nothing was wasted on the checks a failure needs
-        text = whole.item()
-        if not text.strip():
+def parse_lines(blocks: Iterable[pl.Series], source: str = "<text>", encoding: str = "utf-8") -> ParseResult:
+    """Parse a text given as consecutive blocks of its lines (LF-split string series), as parse_text() would."""
+    c = parse_columns(blocks)
+    if c.rows is None:
+        if c.first_line is None:
             raise ExportError(source, "empty file: no chat lines")
-        _no_header(text, source)
+        n, line = c.first_line
+        raise ExportError(source, f"no WhatsApp message header found; first line is {line[:80]!r}", n)
     n_header = c.rows.height - c.rows["author"].null_count()
     return _result(source, n_header, c.rows.height - n_header, c.lines_total, c.quarantined, encoding, c.orders,
-                   frame=c.rows)
+                   c.truncated, frame=c.rows)
 
 
 def _entries(frame: pl.DataFrame) -> list[Entry]:
@@ -285,9 +300,10 @@ def _no_header(text: str, source: str):
     raise ExportError(source, f"no WhatsApp message header found; first line is {lines[first - 1][:80]!r}", first)
 
 
-def _result(source, n_header, n_system, lines_total, quarantined, encoding, orders, **parsed) -> ParseResult:
+def _result(source, n_header, n_system, lines_total, quarantined, encoding, orders, truncated,
+            **parsed) -> ParseResult:
     n_cont = lines_total - n_header - n_system - len(quarantined)
-    return ParseResult(source, lines_total, n_header, n_cont, n_system, quarantined, encoding, orders,
+    return ParseResult(source, lines_total, n_header, n_cont, n_system, quarantined, encoding, orders, truncated,
                        _frame=parsed.get("frame"), _entries=parsed.get("entries"))
 
 
@@ -326,11 +342,11 @@ def parse_rows(text: str, source: str = "<text>", encoding: str = "utf-8") -> Pa
         _no_header(text, source)
     n_header = sum(1 for e in out.entries if e.author is not None)
     return _result(source, n_header, len(out.entries) - n_header, out.line - 1, out.quarantined, encoding, orders,
-                   entries=out.entries)
+                   [(out.entries[i].line_start, out.entries[i].line_end) for i in sorted(out.cut)], entries=out.entries)
 
 
 def parse_export(export: ExportText) -> ParseResult:
-    return parse_column(export.column, export.display_name, export.encoding)
+    return parse_lines(export.line_blocks(), export.display_name, export.encoding)
 
 
 def parse_file(path: str | Path) -> ParseResult:

@@ -13,7 +13,7 @@ from truffle_assets.parsing.headers import _TIME, HEADER, parse_time
 from truffle_assets.parsing.kinds import (
     _CALL_START, _PHRASES, MESSAGE, PHRASE_SCREEN, PY_SPACE, _rust_escape, short_kind,
 )
-from truffle_assets.parsing.parser import _lf_only, parse_rows
+from truffle_assets.parsing.parser import parse_lines, parse_rows, split_lines
 from truffle_assets_tests.parsing.test_fixtures import FIXTURES, export_files, require_fixtures
 
 ALL_CHARS = "".join(map(chr, range(0x110000)))
@@ -59,10 +59,13 @@ def test_header_translation_matches_the_same_groups(line):
 def test_fixture_parses_identically_by_rows_and_columns(rel):
     require_fixtures()
     export = read_export(FIXTURES / rel)
-    assert export.column.item() == _lf_only(export.text)  # the bytes polars took are the decoded text
+    streamed = [line for block in export.line_blocks() for line in block.to_list()]
+    assert streamed == split_lines(export.text)  # the lines polars took are the decoded text's
     reference = parse_rows(export.text, export.display_name, export.encoding)
     same(parse_export(export), reference)  # what parse_file and ingestion run
     same(parse_text(export.text, export.display_name, export.encoding), reference)
+    # blocks of ~1 KB: entries, open multi-line entries and the preamble cross block ends
+    same(parse_lines(export.line_blocks(block_bytes=1 << 10), export.display_name, export.encoding), reference)
 
 
 TEXTS = {

@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from truffle_assets.parsing import ExportError, parse_file, parse_text, read_export
+from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS, TRUNCATION_MARK
 
 HEADER = "01/02/2020, 10:00 - Alice: "
 CHAT = f"{HEADER}hi\n01/02/2020, 10:01 - Bob: hello\n"
@@ -99,7 +100,9 @@ def test_10mb_message_body_is_fast(body):
     r = parse_text(f"{HEADER}{body}\n01/02/2020, 10:01 - Bob: after\n")
     elapsed = time.perf_counter() - start
     assert [e.author for e in r.entries] == ["Alice", "Bob"]
-    assert r.entries[0].text == body and r.entries[0].kind == "message"
+    # over limits.MAX_MESSAGE_CHARS: kept up to it, marked, reported (test_limits.py)
+    assert r.entries[0].text == body[:MAX_MESSAGE_CHARS] + TRUNCATION_MARK and r.entries[0].kind == "message"
+    assert r.truncated == [(1, 1)]
     assert elapsed < 2.0, f"{elapsed:.2f}s for a 10 MB line"
 
 

@@ -13,6 +13,7 @@ from truffle_assets.defs.partitions import chat_months, months_by_chat, recomput
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.exports import day_digests, load_chat
 from truffle_assets.files import sha256_file
+from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS
 from truffle_assets.pii import redact_text
 
 MAX_QUARANTINE_SHARE = 0.01  # more than 1% unreadable lines means the parser misread the format
@@ -42,10 +43,12 @@ def unreadable_observation(errors: list, exports_dir: str) -> dg.AssetObservatio
 
 
 def _preview(rows: pl.DataFrame, n: int = 10) -> str:
-    """A markdown peek at the rows, PII-redacted: metadata is not a place for secrets."""
+    """A markdown peek at the rows, PII-redacted: metadata is not a place for secrets. Only a head of
+    each text is redacted (the PII detectors' time grows faster than a text's length), wide enough
+    that anything cut at its end lies past what is shown."""
     lines = ["| ts | author | kind | text |", "|---|---|---|---|"]
     for r in rows.head(n).iter_rows(named=True):
-        text = redact_text(r["raw_text"]).text[:80].replace("|", "\\|").replace("\n", " ⏎ ")
+        text = redact_text(r["raw_text"][:1000]).text[:80].replace("|", "\\|").replace("\n", " ⏎ ")
         lines.append(f"| {r['ts']} | {r['author'] or ''} | {r['kind']} | {text} |")
     return "\n".join(lines)
 
@@ -81,11 +84,16 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
     work: dict[str, stage_days.DayWork] = {}
     jobs: list[dict] = []
     previews: dict[tuple[str, date], str] = {}
+    truncated = 0
     with duckdb.connect() as con:
         for chat, months in parts.items():
             if chat not in chats:
                 raise dg.Failure(f"no export in {exports.exports_dir} maps to chat {chat!r}")
             load = load_chat(chat, chats[chat], user)
+            if load.truncated:
+                context.log.warning(f"{len(load.truncated)} message(s) over {MAX_MESSAGE_CHARS:,} characters kept "
+                                    f"truncated: {', '.join(load.truncated[:10])}")
+            truncated += len(load.truncated)
             in_run = load.rows.filter(pl.col("day").dt.truncate("1mo").is_in(months))
             expected = {date.fromisoformat(d): h for d, h in day_digests(in_run).items()}
             work[chat] = w = stage_days.diff(expected, stage_days.recorded(con, "messages", chat, months), force)
@@ -115,6 +123,7 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
             "dagster/uri": uri(duckdb.path),
             "user": user or "",
             "quarantined_lines": sum(j["quarantined_lines"] for j in jobs),
+            "truncated_messages": truncated,
             **own,
         },
         check_results=[
