@@ -137,7 +137,7 @@ def main() -> None:
     try:
         crash = crash_trials(corpus, work, args.trials, args.timeout, args.seed)
         isolated = bad_file_trial(corpus, work, args.timeout, crash["clean"])
-        refused, cases = oversize_cases(work, crash["clean_root"])
+        refused, cases = oversize_cases(work, corpus, crash["clean_root"])
         detected, tampers = tamper_cases(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -149,8 +149,134 @@ def main() -> None:
     exit_quietly(0)
 
 
-def oversize_cases(work: Path, built_root: Path) -> tuple[int, int]:
-    return 0, 0  # filled in below once the limits land
+PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
+
+
+def peak_run(cmd: list[str], env: dict | None = None, timeout: float = 600) -> tuple[int, float, str, str]:
+    """(exit code, peak RSS in MB, stdout, stderr) of `cmd` in a process of its own."""
+    proc = subprocess.run([sys.executable, "-c", PEAK, *cmd], env=env, capture_output=True, text=True, timeout=timeout)
+    err, _, peak_kb = proc.stderr.rstrip().rpartition("\n")
+    return proc.returncode, int(peak_kb) / 1024, proc.stdout, err
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def api_cases(built_root: Path) -> list[tuple[str, bool, str]]:
+    """Oversize and malformed requests against a real `truffle serve` on the built memory."""
+    import urllib.error
+    import urllib.request
+
+    from truffle_assets.runtime.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS
+    from truffle_assets.runtime.serve import TOKEN_ENV
+
+    token = "chaos-" + os.urandom(12).hex()
+    port = _free_port()
+    env = {**os.environ, "TRUFFLE_HOME": str(built_root), TOKEN_ENV: token, "HF_HUB_OFFLINE": "1",
+           # an endpoint that is never called: every case below is refused before the model
+           "TRUFFLE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TRUFFLE_LLM_MODEL": "none", "TRUFFLE_LLM_API_KEY": "x"}
+    server = subprocess.Popen([TRUFFLE, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+
+    def post(body: bytes, auth: bool = True) -> tuple[int, bytes]:
+        headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if auth else {})}
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=120) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+        except (ConnectionError, urllib.error.URLError) as exc:  # a server may cut an oversize upload short
+            return 0, str(exc).encode()
+
+    def chat(question: str, **extra) -> bytes:
+        return json.dumps({"messages": [{"role": "user", "content": question}], **extra}).encode()
+
+    out = []
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"truffle serve did not start:\n{server.stderr.read()[-2000:]}")
+                time.sleep(0.5)
+        before = _rss_mb(server.pid)
+        big = "x" * (20 * 1024 * 1024)
+        nan = chat("hi").replace(b"}]", b"}], \"temperature\": NaN", 1)
+        inf = chat("hi").replace(b"}]", b"}], \"temperature\": Infinity", 1)
+        cases = [
+            (f"20 MB body (limit {MAX_BODY_BYTES:,} B)", lambda: post(chat(big)), {413}),
+            ("20 MB body without the token", lambda: post(chat(big), auth=False), {401}),
+            (f"question of {MAX_QUESTION_CHARS + 1:,} characters", lambda: post(chat("y" * (MAX_QUESTION_CHARS + 1))),
+             {400, 413}),
+            ("temperature NaN", lambda: post(nan), {400, 422}),
+            ("temperature Infinity", lambda: post(inf), {400, 422}),
+        ]
+        for name, send, want in cases:
+            status, body = send()
+            try:
+                openai_style = set(json.loads(body)["error"]) >= {"message", "type", "code"}
+            except (ValueError, KeyError, TypeError):
+                openai_style = False
+            ok = status in want and openai_style and len(body) < 4096
+            out.append((f"API: {name}", ok, f"{status}, {len(body)} B body, server RSS {_rss_mb(server.pid):.0f} MB "
+                                             f"(was {before:.0f})"))
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    return out
+
+
+def export_cases(work: Path, corpus: Path) -> list[tuple[str, bool, str]]:
+    """An export over the size limit (sparse: no disk, must not be read) and one 10 MB message."""
+    from truffle_assets.parsing.limits import MAX_EXPORT_BYTES, MAX_MESSAGE_CHARS
+
+    out = []
+    root = work / "oversize_export"
+    env = world(root, corpus)
+    huge = root / "exports" / "WhatsApp Chat with Huge.txt"
+    with open(huge, "wb") as f:
+        f.truncate(MAX_EXPORT_BYTES + 1)
+    code, peak, stdout, err = peak_run([TRUFFLE, "ingest", "--messages-only"], env)
+    listed = {u["file"]: u["reason"] for u in json.loads(stdout).get("unreadable", [])} if stdout.startswith("{") else {}
+    ok = code == 3 and str(huge) in listed and peak < 2048
+    out.append((f"export of {MAX_EXPORT_BYTES + 1:,} B (sparse)", ok,
+                f"exit {code}, peak RSS {peak:.0f} MB, {listed.get(str(huge), 'not reported')[:80]}"))
+
+    small = work / "small.txt"
+    small.write_text("01/03/2023, 09:01 - Alice: Good morning!\n")
+    long_msg = work / "long_message.txt"
+    long_msg.write_text("01/03/2023, 09:01 - Alice: " + "y" * (10 * 1024 * 1024) + "\n")
+    _, base, _, _ = peak_run([TRUFFLE, "parse", str(small), "--json"])
+    code, peak, stdout, err = peak_run([TRUFFLE, "parse", str(long_msg), "--json"])
+    kept = len(json.loads(stdout.splitlines()[0])["text"]) if code == 0 and stdout else 0
+    ok = code == 0 and kept <= MAX_MESSAGE_CHARS + 200 and peak - base <= 100
+    out.append(("one 10 MB message", ok, f"exit {code}, text kept {kept:,} chars, peak RSS {peak:.0f} MB "
+                                        f"({peak - base:+.0f} MB over a one-line export)"))
+    return out
+
+
+def oversize_cases(work: Path, corpus: Path, built_root: Path) -> tuple[int, int]:
+    cases = api_cases(built_root) + export_cases(work, corpus)
+    print("| oversize case | refused/handled | what happened |\n|---|---|---|")
+    for name, ok, what in cases:
+        print(f"| {name} | {'yes' if ok else 'NO'} | {what} |")
+    return sum(ok for _, ok, _ in cases), len(cases)
 
 
 def _run_dir(root: Path, name: str) -> Path:

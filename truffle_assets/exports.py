@@ -95,19 +95,28 @@ def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple
             "continuation_lines": result.continuation_lines, "system_lines": result.system_lines,
             "quarantined_lines": len(result.quarantined), "quarantined": [list(q) for q in result.quarantined],
         })
+        del result  # its entry frame: the rows hold what they need of it
     rows = pl.concat(frames) if frames else pl.DataFrame(schema=_ROW_SCHEMA)
-    rows = rows.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
-    return rows.sort("ts", "id"), tuple(jobs), tuple(truncated)
+    del frames
+    # The order from two narrow columns, then the wide rows gathered a column at a time: a copy of
+    # all of them at once would cost ~150 bytes a row.
+    order = rows.select("ts", "id").with_row_index("i")
+    if len(files) > 1 or order["id"].is_duplicated().any():
+        order = order.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
+    order = order.sort("ts", "id")["i"]
+    for name in rows.columns:
+        rows = rows.with_columns(rows[name].gather(order))
+    return rows, tuple(jobs), tuple(truncated)
 
 
 def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:
     """One export's entry frame (parsing.ENTRY_SCHEMA) as message rows: ids.content_hash and
     ids.message_ids computed over the columns, byte for byte (test_message_rows.py checks)."""
     ts, sep = pl.col("ts"), "\x1f"
-    content = entries.select(pl.concat_str(  # ts.isoformat(): entries carry whole seconds
+    content = pl.concat_str(  # ts.isoformat(): entries carry whole seconds
         ts.dt.strftime("%Y-%m-%dT%H:%M:%S"), pl.col("author").fill_null(""), "kind", "text", pl.lit(""), separator=sep,
-    )).to_series()
-    rows = entries.with_columns(content_hash=_blake2b_hex(content, 16))
+    )
+    rows = entries.with_columns(content_hash=_blake2b_hex(entries, content, 16))
     # How many identical messages came before each one in the file, counted among repeats only:
     # a window over every row costs several times more, and most messages are unique.
     nth = pl.repeat(0, rows.height, dtype=pl.Int64, eager=True)
@@ -115,23 +124,33 @@ def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.Da
     if repeats.height:
         before = pl.int_range(pl.len(), dtype=pl.Int64).over("content_hash")
         nth.scatter(repeats["i"], repeats.select(before).to_series())
-    key = rows.select(pl.concat_str(pl.lit(chat_id), "content_hash", pl.lit(nth), separator=sep)).to_series()
+    key = pl.concat_str(pl.lit(chat_id), "content_hash", "nth", separator=sep)
     return rows.with_columns(
-        id=_blake2b_hex(key, 10), chat_id=pl.lit(chat_id), day=ts.dt.date(), raw_text="text",
+        id=_blake2b_hex(rows.with_columns(nth=nth), key, 10), chat_id=pl.lit(chat_id), day=ts.dt.date(), raw_text="text",
         source_file=pl.lit(source_file),
     ).select(*_ROW_SCHEMA).cast(_ROW_SCHEMA)
 
 
-def _blake2b_hex(strings: pl.Series, digest_size: int) -> pl.Series:
-    """hashlib.blake2b(s.encode()).hexdigest() of every string: each row's UTF-8 bytes are a slice
-    of the column's arrow buffer, so no str object is made per row on the way in."""
-    arr = strings.rechunk().to_arrow(compat_level=pl.CompatLevel.oldest())  # large_string: int64 offsets
-    assert arr.type == pa.large_string()
-    offsets = memoryview(arr.buffers()[1]).cast("q")[arr.offset: arr.offset + len(arr) + 1].tolist()
-    data = memoryview(arr.buffers()[2] or b"")
+_HASH_ROWS = 1 << 18
+
+
+def _blake2b_hex(frame: pl.DataFrame, strings: pl.Expr, digest_size: int) -> pl.Series:
+    """hashlib.blake2b(s.encode()).hexdigest() of the string `strings` gives on each row, a slice of
+    rows at a time. Each row's UTF-8 bytes are a slice of the slice's arrow buffer and the digests
+    go to one buffer, so no str or digest object per row outlives its step, and no copy of the
+    strings is made for more than a slice."""
+    digests = bytearray()
     b2 = hashlib.blake2b
-    return pl.Series([b2(data[a:b], digest_size=digest_size).hexdigest() for a, b in zip(offsets, offsets[1:])],
-                     dtype=pl.String)
+    for start in range(0, frame.height, _HASH_ROWS):
+        part = frame.slice(start, _HASH_ROWS).select(strings).to_series()
+        arr = part.rechunk().to_arrow(compat_level=pl.CompatLevel.oldest())  # large_string: int64 offsets
+        assert arr.type == pa.large_string()
+        offsets = memoryview(arr.buffers()[1]).cast("q")[arr.offset: arr.offset + len(arr) + 1].tolist()
+        data = memoryview(arr.buffers()[2] or b"")
+        for a, b in zip(offsets, offsets[1:]):
+            digests += b2(data[a:b], digest_size=digest_size).digest()
+    raw = pa.FixedSizeBinaryArray.from_buffers(pa.binary(digest_size), frame.height, [None, pa.py_buffer(digests)])
+    return pl.Series(pl.from_arrow(raw)).cast(pl.Binary).bin.encode("hex")
 
 
 def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
@@ -155,6 +174,8 @@ def author_profile(path: Path, cache_dir: Path | None = None) -> dict:
 
 def detect_user(profiles: dict[str, list[dict]]) -> str | None:
     """The exporting user: the author present in every chat; ties broken by 'You' hints, then volume."""
+    # a chat with no authored message (an empty or foreign file) says nothing about who the user is
+    profiles = {chat: profs for chat, profs in profiles.items() if any(p["authors"] for p in profs)}
     if not profiles:
         return None
     presence: Counter[str] = Counter()

@@ -91,6 +91,8 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
                 tags={**chat_range_tags(c.chat, months.first, months.last, recompute=full), **owner_tags()},
                 raise_on_error=False,
             )
+            if not result.success and interrupted(result):  # Dagster turned Ctrl-C into a failed step
+                raise KeyboardInterrupt
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
                 "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
@@ -104,10 +106,23 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
     if memory and (any(e["runs"] for e in report["chats"].values()) or profile_behind(db_path, data_dir / "published")):
         result = dg.materialize(WHOLE_MEMORY_ASSETS, instance=instance, resources=resources, tags=owner_tags(),
                                 raise_on_error=False)
+        if not result.success and interrupted(result):
+            raise KeyboardInterrupt
         report["profile"] = {"run_id": result.run_id, "success": result.success}
         report["failed"] += not result.success
     report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
     return report
+
+
+def interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """Whether the run failed because this process was interrupted: during a run Dagster holds
+    SIGINT/SIGTERM itself and fails the step, so the loop over ranges must stop here."""
+    def by_interrupt(err) -> bool:  # DuckDB reports the signal as its own "Query interrupted" error
+        return err is not None and (err.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
+                                    or "interrupted" in (err.message or "").lower()
+                                    or by_interrupt(err.cause) or by_interrupt(err.context))
+
+    return any(e.is_step_failure and by_interrupt(e.step_failure_data.error) for e in result.all_events)
 
 
 def profile_behind(db_path: Path, published_dir: Path) -> bool:
