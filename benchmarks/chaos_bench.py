@@ -1,6 +1,6 @@
 """The unlucky user and the attacker, on a small synthetic corpus: kills, a bad file, oversize input, tampering.
 
-    .venv/bin/python benchmarks/chaos_bench.py                  # 10 kill trials
+    .venv/bin/python benchmarks/chaos_bench.py                  # 10 kill trials, 3 chats of 60 messages
     .venv/bin/python benchmarks/chaos_bench.py --trials 3       # quick look
 
 1. Crash trials: `truffle ingest` (a fresh SQLite $DAGSTER_HOME with the project's dagster.yaml,
@@ -39,6 +39,35 @@ sys.path.insert(0, str(ROOT))
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 
 from truffle_assets.memory_digest import memory_digest  # noqa: E402
+
+
+LINES = [  # (author is the user?, text): small talk plus statements the fact extractor keeps
+    (False, "Good morning! Are you free this weekend?"), (True, "Morning! Yes, I live in Pune now so it is close"),
+    (False, "Great, let's meet at the cafe on Saturday"), (True, "Perfect, my birthday is on 21 April by the way"),
+    (False, "Noted! Did you finish the slides?"), (True, "Almost, I work at Infosys so evenings only"),
+    (False, "Cricket on Sunday at 7am?"), (True, "Count me in, I love playing cricket"),
+    (False, "Call me when you are free"), (True, "Will do after dinner"),
+]
+
+
+def write_small_corpus(out: Path, chats: int, messages: int, seed: int) -> None:
+    """`chats` exports of `messages` lines each over about two consecutive months (one or two runs a
+    chat): the synthetic sample set spreads a chat over years, and a kill trial needs a short ingest."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True)
+    names = ["Priya", "Rahul", "Meera", "Kabir", "Anita", "Dev"][:chats]
+    for i, name in enumerate(names):
+        day, minute, lines = 1 + 3 * i, 9 * 60, []
+        for n in range(messages):
+            mine, text = LINES[n % len(LINES)]
+            if rng.random() < 0.3:
+                day += rng.randint(1, 3)
+                minute = 9 * 60 + rng.randint(0, 600)
+            minute += rng.randint(1, 20)
+            month, d = 3 + (day - 1) // 28, (day - 1) % 28 + 1
+            lines.append(f"{d:02d}/{month:02d}/2024, {minute // 60 % 24:02d}:{minute % 60:02d} - "
+                         f"{'Arjun' if mine else name}: {text}")
+        (out / f"WhatsApp Chat with {name}.txt").write_text("\n".join(lines) + "\n")
 
 
 def world(root: Path, corpus: Path) -> dict:
@@ -124,16 +153,15 @@ def bad_file_trial(corpus: Path, work: Path, timeout: float, clean: dict) -> int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--chats", type=int, default=2)
-    ap.add_argument("--tokens", type=int, default=6000)
+    ap.add_argument("--chats", type=int, default=3)
+    ap.add_argument("--messages", type=int, default=60, help="per chat")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before a re-run counts as hung")
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="truffle-chaos-"))
     corpus = work / "corpus"
-    subprocess.run([TRUFFLE, "synth", "--out", str(corpus), "--chats", str(args.chats), "--tokens", str(args.tokens),
-                    "--seed", str(args.seed)], check=True, capture_output=True)
+    write_small_corpus(corpus, args.chats, args.messages, args.seed)
     try:
         crash = crash_trials(corpus, work, args.trials, args.timeout, args.seed)
         isolated = bad_file_trial(corpus, work, args.timeout, crash["clean"])
