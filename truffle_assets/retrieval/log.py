@@ -2,27 +2,32 @@
 
 Not the pipeline's DuckDB: a running materialization holds that one's write lock, and the chat
 runtime must keep answering. Every write opens, appends and closes (no lock held between
-queries). DuckDB lets one process at a time open the file, so concurrent writers (two `truffle
-recall`s, a server and a CLI) take turns: a write that meets another process's lock retries with
-backoff for up to `lock_wait_s`, then spools the trace as one file in `<log>.spool/` instead of
-dropping it. The next write that gets the lock (or `flush()`) moves the spooled traces into the
-table — at least once: a crash between insert and unlink can repeat one. Any other failure
-(missing directory, corrupt file) is logged and swallowed: a trace is never worth a failed
-retrieval, and `write` never waits longer than `lock_wait_s`.
+queries). Concurrent writers (two `truffle recall`s, a server and a CLI) take turns under an
+advisory `flock` on `<log>.lock`, held from before DuckDB opens the file until after it has closed
+it: DuckDB's own file lock alone is not enough — processes that open, insert and close in turn
+lose committed rows now and then (duckdb 2.0, reproduced here: 1-2 of 240 inserts from 6
+processes; duckdb/duckdb#24739 is a lost write of the same kind). A write that finds either lock
+taken retries with jittered backoff for up to `lock_wait_s`, then spools the trace as one file in
+`<log>.spool/` instead of dropping it; the next write that gets the locks (or `flush()`) moves the
+spooled traces into the table — at least once: a crash between insert and unlink can repeat one.
+Any other failure (missing directory, corrupt file) is logged and swallowed: a trace is never worth
+a failed retrieval, and `write` never waits much longer than `lock_wait_s`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import random
-import threading
 import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -35,9 +40,6 @@ CREATE TABLE IF NOT EXISTS retrieval_logs (
     timing JSON, index_versions JSON
 )"""
 _INSERT = "INSERT INTO retrieval_logs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-# DuckDB's file lock is per process: threads of one process share the open database, so they take
-# turns over the spool here
-_merge_lock = threading.Lock()
 
 
 def query_hash(query: str) -> str:
@@ -45,7 +47,15 @@ def query_hash(query: str) -> str:
 
 
 def _is_lock_error(exc: Exception) -> bool:
-    return "lock" in str(exc).lower()
+    return isinstance(exc, TimeoutError) or "could not set lock" in str(exc).lower()
+
+
+def _backoff(delay: float, deadline: float, what: str) -> float:
+    """Sleep `delay` (jittered: concurrent writers do not retry in step); the next delay."""
+    if time.monotonic() + delay > deadline:
+        raise TimeoutError(f"{what} still held after the lock wait")
+    time.sleep(delay * random.uniform(0.5, 1.5))
+    return min(delay * 2, 0.1)
 
 
 class RetrievalLog:
@@ -55,6 +65,7 @@ class RetrievalLog:
     def __init__(self, path: str | Path, store_query_text: bool = True, lock_wait_s: float = LOCK_WAIT_S) -> None:
         self.path = Path(path)
         self.spool_dir = self.path.with_name(self.path.name + ".spool")
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.store_query_text = store_query_text  # off = only the hash leaves the process memory
         self.lock_wait_s = lock_wait_s
         self.failures = 0
@@ -91,23 +102,39 @@ class RetrievalLog:
             return 0
 
     # ---- internals ----------------------------------------------------------------------------------
-    def _connect(self) -> Any:
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[Any]:
+        """The DuckDB connection, opened and closed inside the `<log>.lock` flock (threads of one
+        process exclude each other too: each opens its own lock file description)."""
         import duckdb
 
         deadline = time.monotonic() + self.lock_wait_s
-        delay = 0.005
-        while True:
-            try:
-                return duckdb.connect(str(self.path))
-            except duckdb.IOException as exc:
-                if not _is_lock_error(exc) or time.monotonic() + delay > deadline:
-                    raise
-            time.sleep(delay * random.uniform(0.5, 1.5))  # jitter: concurrent writers do not retry in step
-            delay = min(delay * 2, 0.1)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            delay = 0.005
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    delay = _backoff(delay, deadline, f"{self.lock_path}")
+            delay = 0.005
+            while True:  # a process that does not use the flock (a reader, an old version) may hold the file
+                try:
+                    con = duckdb.connect(str(self.path))
+                    break
+                except duckdb.IOException as exc:
+                    if not _is_lock_error(exc):
+                        raise
+                    delay = _backoff(delay, deadline, f"the DuckDB lock on {self.path}")
+            with con:
+                yield con
+        finally:
+            os.close(fd)  # releases the flock, after the connection has closed
 
     def _insert(self, rows: list[list]) -> int:
-        """Append `rows` plus whatever is spooled, under the file's lock; how many spooled moved."""
-        with self._connect() as con, _merge_lock:
+        """Append `rows` plus whatever is spooled, under the locks; how many spooled traces moved."""
+        with self._connect() as con:
             con.execute(_DDL)
             spooled = sorted(self.spool_dir.glob("*.json")) if self.spool_dir.is_dir() else []
             batch = list(rows)
