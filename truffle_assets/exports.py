@@ -104,9 +104,11 @@ def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple
     if len(files) > 1 or order["id"].is_duplicated().any():
         order = order.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
     order = order.sort("ts", "id")["i"]
+    columns = []
     for name in rows.columns:
-        rows = rows.with_columns(rows[name].gather(order))
-    return rows, tuple(jobs), tuple(truncated)
+        columns.append(rows[name].gather(order))
+        rows = rows.drop(name)  # the old column goes as soon as its copy is made
+    return pl.DataFrame(columns), tuple(jobs), tuple(truncated)
 
 
 def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:

@@ -58,7 +58,7 @@ class ExportText:
         """The chat's lines as string series of about `block_bytes` each: split on LF only, a CR
         before an LF dropped, a final newline ending the last line. Bad bytes raise ExportError
         naming the line."""
-        chunks = self._raw()
+        chunks = self._raw(block_bytes)  # a small file is one read, one block: no copy
         if self.encoding.startswith("utf-16"):
             chunks = _utf16_to_utf8(chunks, self.encoding, self.display_name)
         elif self.encoding == "utf-8-sig":
@@ -71,13 +71,13 @@ class ExportText:
         parser; the parser streams `line_blocks()`."""
         return decode_bytes(b"".join(self._raw()), self.display_name)[0]
 
-    def _raw(self) -> Iterator[bytes]:
+    def _raw(self, size: int = _READ) -> Iterator[bytes]:
         if self.member is not None:
-            yield from _inflate(Path(self.path))
+            yield from _inflate(Path(self.path), size)
             return
         with open(self.path, "rb") as f:
             seen = 0
-            while chunk := f.read(_READ):
+            while chunk := f.read(size):
                 seen += len(chunk)
                 if seen > MAX_EXPORT_BYTES:  # it grew since it was sized
                     raise ExportError(self.path, _over(seen, "file"))
