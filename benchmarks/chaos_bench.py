@@ -204,8 +204,9 @@ def _rss_mb(pid: int) -> float:
 
 def api_cases(built_root: Path) -> list[tuple[str, bool, str]]:
     """Oversize and malformed requests against a real `truffle serve` on the built memory."""
-    import urllib.error
     import urllib.request
+
+    import httpx
 
     from truffle_assets.runtime.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS
     from truffle_assets.runtime.serve import TOKEN_ENV
@@ -220,13 +221,12 @@ def api_cases(built_root: Path) -> list[tuple[str, bool, str]]:
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
 
     def post(body: bytes, auth: bool = True) -> tuple[int, bytes]:
+        # httpx reads the 413 the server sends while the upload is still going (urllib dies on the cut pipe)
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if auth else {})}
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=120) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
-        except (ConnectionError, urllib.error.URLError) as exc:  # a server may cut an oversize upload short
+            r = httpx.post(url, content=body, headers=headers, timeout=120)
+            return r.status_code, r.content
+        except httpx.TransportError as exc:
             return 0, str(exc).encode()
 
     def chat(question: str, **extra) -> bytes:
