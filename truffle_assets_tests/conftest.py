@@ -18,6 +18,20 @@ def write_export(folder: Path, name: str, lines: list[str], newline: str = "\n")
     return path
 
 
+def newcomer_env(root: Path) -> dict:
+    """The environment `truffle ingest` runs in for a newcomer with data root `root`: a fresh local
+    SQLite instance holding the project's dagster.yaml, offline, no crash point set."""
+    from truffle_assets import paths
+
+    home = root / "dagster_home"
+    home.mkdir(parents=True)
+    shutil.copy(paths.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "TRUFFLE_HOME": str(root), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
+        env.pop(var, None)
+    return env
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     """exports/, a DuckDB path and a cache dir, isolated per test."""

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,20 +11,14 @@ import dagster as dg
 import duckdb
 import pytest
 
-from truffle_assets import paths
+from truffle_assets_tests.conftest import newcomer_env
 
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 
 
 @pytest.fixture
 def env(workdir, alice_export, bob_export) -> dict:
-    home = workdir / "dagster_home"
-    home.mkdir()
-    shutil.copy(paths.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
-    env = {**os.environ, "TRUFFLE_HOME": str(workdir), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
-    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
-        env.pop(var, None)
-    return env
+    return newcomer_env(workdir)
 
 
 def _ingest(env: dict, *args: str) -> subprocess.CompletedProcess:

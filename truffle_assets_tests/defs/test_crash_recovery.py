@@ -12,8 +12,6 @@ fresh SQLite $DAGSTER_HOME with the project's dagster.yaml, as a newcomer has.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,9 +21,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from truffle_assets import paths
 from truffle_assets.memory_digest import memory_digest
-from truffle_assets_tests.conftest import write_export
+from truffle_assets_tests.conftest import newcomer_env, write_export
 
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 # two chats: Priya's spans two stretches of months (two runs), Rahul's one
@@ -59,13 +56,7 @@ def _world(root: Path) -> dict:
     """A data root with the exports and a fresh local instance; the env `truffle ingest` runs in."""
     for name, lines in EXPORTS.items():
         write_export(root / "exports", name, lines)
-    home = root / "dagster_home"
-    home.mkdir()
-    shutil.copy(paths.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
-    env = {**os.environ, "TRUFFLE_HOME": str(root), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
-    for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
-        env.pop(var, None)
-    return env
+    return newcomer_env(root)
 
 
 def _ingest(env: dict, crash_at: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
