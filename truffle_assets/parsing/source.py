@@ -195,9 +195,9 @@ def _sniff(head: bytes) -> str:
 
 
 def _zip_head(path: Path) -> bytes:
-    chunks = _inflate(path)
+    chunks = _inflate(path, 4096)
     try:
-        return next(chunks, b"")[:4096]
+        return next(chunks, b"")
     finally:
         chunks.close()
 
