@@ -169,7 +169,7 @@ class _Scan:
                     self.unsure.add(d)
             hd.n += k
 
-        line = pl.col("line")
+        line, rest = pl.col("line"), pl.col("rest")
         df = g.with_columns(lines.alias("line")).select(
             line, "bracket", "end",
             date=pl.coalesce("d", "d_last"),  # date-first headers, else time-first ones
@@ -179,40 +179,36 @@ class _Scan:
         times = df["time"].drop_nulls().unique()
         # The name is what precedes the line's first ": ", if within AUTHOR_SCAN.
         split = df["rest"].str.splitn(": ", 2).struct.unnest()
-        found = split["field_1"].is_not_null() & (split["field_0"].str.len_chars() <= AUTHOR_SCAN - 2)
-        rest_len = pl.col("rest").str.len_chars()
-        colon_end = pl.col("name").is_null() & (rest_len > 0) & (rest_len < AUTHOR_SCAN) & pl.col("rest").str.ends_with(":")
-        df = df.with_columns(
+        found = (split["field_1"].is_not_null() & (split["field_0"].str.len_chars() <= AUTHOR_SCAN - 2)).alias("found")
+        rest_len = rest.str.len_chars()
+        colon_end = ~pl.col("found") & (rest_len > 0) & (rest_len < AUTHOR_SCAN) & rest.str.ends_with(":")  # "Name:"
+        df = df.with_columns(found).with_columns(
             tm=pl.col("time").replace_strict(times, _times(times), default=None, return_dtype=pl.Time),
-            name=pl.when(found).then(split["field_0"]),
-        ).with_columns(
-            raw_name=pl.when(pl.col("rest").str.starts_with("\u200e")).then(None)  # iOS system events: "‎You created group"
-            .when(pl.col("name").is_not_null()).then(pl.col("name"))
-            .when(colon_end).then(pl.col("rest").str.slice(0, rest_len - 1)),
+            raw_name=pl.when(rest.str.starts_with("\u200e")).then(None)  # iOS system events: "‎You created group"
+            .when("found").then(split["field_0"])
+            .when(colon_end).then(rest.str.slice(0, rest_len - 1)),
         )
         new = [x for x in df["raw_name"].drop_nulls().unique().to_list() if x not in self.names]
         self.names.update((x, author_name(x) if x else None) for x in new)  # no name before ": ": a system line
-        df = df.with_columns(
-            author=pl.col("raw_name").replace_strict(self.names, default=None, return_dtype=pl.String)
-        ).with_columns(
-            ok=(pl.col("tm").is_not_null()
-                & (pl.col("bracket").is_null() != pl.col("end").str.starts_with("]"))
-                & (pl.col("author").is_not_null() | ~pl.col("end").is_in(_BARE_ENDS))  # a bare space needs an author
-                ).fill_null(False),
-        )
+        author = pl.col("raw_name").replace_strict(self.names, default=None, return_dtype=pl.String)
+        ok = (pl.col("tm").is_not_null()
+              & (pl.col("bracket").is_null() != pl.col("end").str.starts_with("]"))
+              & (author.is_not_null() | ~pl.col("end").is_in(_BARE_ENDS))  # a bare space needs an author
+              ).fill_null(False)
         # A header's piece starts after the header (system lines) or after "name: " (a bare "Name:"
         # has none); every other line is its own piece.
-        start = (pl.when(~pl.col("ok")).then(0)
-                 .when(pl.col("author").is_null()).then(pl.col("raw_len"))
-                 .when(pl.col("name").is_not_null()).then(pl.col("raw_len") + pl.col("name").str.len_chars() + 2)
+        start = (pl.when(~ok).then(0)
+                 .when(author.is_null()).then(pl.col("raw_len"))
+                 .when("found").then(pl.col("raw_len") + pl.col("raw_name").str.len_chars() + 2)
                  .otherwise(2**31))
+        kept = df.select(
+            piece=line.str.slice(start), author=author,
+            date=pl.when(pl.col("tm").is_not_null()).then("date"), tm="tm", ok=ok,
+        )
         unsure = None
         if self.unsure:
-            unsure = df.with_row_index("i").filter(pl.col("ok") & pl.col("date").is_in(list(self.unsure))).select("i", "line")
-        kept = df.select(
-            piece=line.str.slice(start), author="author",
-            date=pl.when(pl.col("tm").is_not_null()).then("date"), tm="tm", ok="ok",
-        )
+            unsure = df.select("line").with_row_index("i").filter(
+                kept["ok"] & kept["date"].is_in(list(self.unsure))).select("i", "line")
         return kept, unsure if unsure is not None and unsure.height else None
 
     def stamps(self, scanned):

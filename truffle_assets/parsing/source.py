@@ -22,7 +22,10 @@ import polars as pl
 from truffle_assets.files import sha256_file
 from truffle_assets.parsing.limits import MAX_EXPORT_BYTES, MAX_MESSAGE_CHARS, MAX_ZIP_RATIO
 
-BLOCK_BYTES = 4 << 20  # text handed to the parser at a time: its columns cost several times this
+# Text handed to the parser at a time. The parser's columns cost a few hundred bytes a line, so
+# blocks of short lines are cut by count too.
+BLOCK_BYTES = 4 << 20
+BLOCK_LINES = 1 << 16
 _READ = 1 << 20
 # A line is cut after this many bytes while streaming: at least LINE_KEEP characters survive, and the
 # parser cuts at exactly LINE_KEEP, so streaming cuts never change a result.
@@ -260,7 +263,7 @@ def _blocks(chunks: Iterator[bytes], name: str, block_bytes: int) -> Iterator[pl
         data = b"".join(parts)
         end = data.rfind(b"\n") + 1
         if end:
-            yield _lines(data[:end], line, name)
+            yield from _slices(_lines(data[:end], line, name))
             line += data.count(b"\n", 0, end)
             data = data[end:]
         if len(data) > _LINE_KEEP_BYTES:
@@ -275,7 +278,7 @@ def _blocks(chunks: Iterator[bytes], name: str, block_bytes: int) -> Iterator[pl
         _check_dropped(dropping, b"", True, name, line)
     data = b"".join(parts)
     if data:
-        yield _lines(data, line, name, last=True)
+        yield from _slices(_lines(data, line, name, last=True))
 
 
 def _check_dropped(decoder, data: bytes, final: bool, name: str, line: int) -> None:
@@ -285,6 +288,11 @@ def _check_dropped(decoder, data: bytes, final: bool, name: str, line: int) -> N
         raise ExportError(name, "not valid utf-8 text; binary file?", line) from None
     if b"\x00" in data:
         raise ExportError(name, _NUL, line)
+
+
+def _slices(lines: pl.Series) -> Iterator[pl.Series]:
+    for start in range(0, len(lines), BLOCK_LINES):
+        yield lines.slice(start, BLOCK_LINES)
 
 
 def _lines(block: bytes, first: int, name: str, last: bool = False) -> pl.Series:
