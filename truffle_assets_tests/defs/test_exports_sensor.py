@@ -6,12 +6,13 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.partitions import chats
-from truffle_assets.defs.resources import DuckDBStore, ExportsResource
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
+from truffle_assets.defs.resources import ExportsResource
 from truffle_assets.files import sha256_file
 from truffle_assets_tests.conftest import write_export
+from truffle_assets_tests.defs.conftest import make_resources
 
 
 @pytest.fixture
@@ -35,10 +36,10 @@ def ranges(result) -> list[tuple[str, str]]:
 
 
 def run(instance, workdir, result):
-    res = {"exports": ExportsResource(exports_dir=str(workdir / "exports"), cache_dir=str(workdir / "cache")),
-           "duckdb": DuckDBStore(path=str(workdir / "memory.duckdb"))}
+    """The requested runs, whole chain: a month counts as done once `memory_index` has published it."""
+    res = {k: v for k, v in make_resources(workdir, workdir / "exports").items() if k != "models"}
     for req in result.run_requests:
-        assert dg.materialize([messages], instance=instance, resources=res, tags=req.tags).success
+        assert dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=req.tags).success
 
 
 def test_new_export_registers_chat_and_requests_its_months(instance, workdir, alice_export):
