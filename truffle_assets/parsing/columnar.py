@@ -165,7 +165,9 @@ class _Scan:
             hd = self.dates.get(d)
             if hd is None:
                 hd = self.dates[d] = HeaderDate(d)
-                if hd.date_or_swapped("dmy") is None or hd.date_or_swapped("mdy") is None:
+                # day <= 28 and month <= 12 either way round is a date under any order: no need to ask
+                plain = not hd.year_first and 1 <= min(hd.a, hd.b) <= 12 and max(hd.a, hd.b) <= 28 and 1 <= hd.year <= 9999
+                if not plain and (hd.date_or_swapped("dmy") is None or hd.date_or_swapped("mdy") is None):
                     self.unsure.add(d)
             hd.n += k
 
