@@ -12,6 +12,7 @@ registry's active model, or the Qwen2.5-Coder-0.5B GGUF.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -74,6 +75,23 @@ def _print_turn(turn) -> None:
     print(f"  [{' · '.join(meta)}]", file=sys.stderr)
 
 
+def _refuses_tampered_registry(main: Callable[..., int]) -> Callable[..., int]:
+    """A registry that fails its audit is not served (llm.gguf.active_gguf): say why in one line and
+    exit 2, as `truffle serve` does, instead of a traceback."""
+    @functools.wraps(main)
+    def wrapped(*args, **kwargs) -> int:
+        from truffle_assets.registry import AuditFailed
+
+        try:
+            return main(*args, **kwargs)
+        except AuditFailed as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return wrapped
+
+
+@_refuses_tampered_registry
 def ask_main(args: argparse.Namespace) -> int:
     from truffle_assets.runtime.service import open_service
 
@@ -94,6 +112,7 @@ def ask_main(args: argparse.Namespace) -> int:
 HELP = "commands: :up  :down [note]  :reroll  :new  :quit"
 
 
+@_refuses_tampered_registry
 def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=None) -> int:
     from truffle_assets.runtime.service import open_service
 

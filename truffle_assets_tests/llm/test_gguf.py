@@ -44,3 +44,7 @@ def test_a_tampered_active_model_is_not_served(tmp_path, monkeypatch, capsys):
     assert main(["serve", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert "error: refusing to serve the active model" in err and "active.json differs" in err
+    for command in (["ask", "hello"], ["chat"]):  # the same one line, not a traceback
+        assert main(command) == 2, command
+        err = capsys.readouterr().err
+        assert err.startswith("error: refusing to serve the active model") and "Traceback" not in err
