@@ -236,7 +236,9 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
     root, instance, report = built
     picked = sorted(report["chats"].items())[:2]
     run_config = {"ops": {"summaries": {"config": {"tier_b": 0.0, "tier_c": 0.7}}}}  # every episode asks the LLM
-    with FakeLLM(mode="slow", delay_s=0.8) as fake, pytest.MonkeyPatch.context() as mp:
+    # each step process takes ~6 s to start, so the runs' steps alternate ~6 s apart: an LLM call of
+    # 15 s keeps `summaries` running across the other run's next DuckDB step whatever the interleaving
+    with FakeLLM(mode="slow", delay_s=15) as fake, pytest.MonkeyPatch.context() as mp:
         mp.setenv("TRUFFLE_LLM_BASE_URL", fake.base_url)
         mp.setenv("TRUFFLE_LLM_MODEL", "fake-model")
         mp.setenv("TRUFFLE_LLM_API_KEY", "x")
