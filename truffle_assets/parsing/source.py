@@ -43,6 +43,10 @@ class ExportError(ValueError):
         self.line = line
         self.reason = reason
 
+    def as_dict(self) -> dict:
+        """Where and why, as the ingest report and the UI list it."""
+        return {"file": self.path, "line": self.line, "reason": self.reason}
+
 
 @dataclass(frozen=True)
 class ExportText:

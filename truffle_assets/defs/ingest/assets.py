@@ -36,7 +36,7 @@ def whatsapp_exports(exports: ExportsResource) -> dg.ObserveResult:
 def unreadable_observation(errors: list, exports_dir: str) -> dg.AssetObservation:
     """What the UI shows on `whatsapp_exports` after a plan: each export that could not be read, where
     and why (the other chats ran). An empty list clears an earlier report."""
-    listed = [{"file": e.path, "line": e.line, "reason": e.reason} for e in errors]
+    listed = [e.as_dict() for e in errors]
     return dg.AssetObservation(asset_key=whatsapp_exports.key, metadata={
         "unreadable_files": len(listed), "unreadable": dg.MetadataValue.json(listed),
         "dagster/uri": uri(exports_dir)})

@@ -71,24 +71,21 @@ def _local_only(instance: dg.DagsterInstance) -> bool:
 def reap_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Mark every live-status run whose process is gone as failed and free its concurrency slots;
     returns their run ids."""
-    reaped = []
-    for record in instance.get_run_records(dg.RunsFilter(statuses=LIVE)):
-        run = record.dagster_run
-        if owner_gone(run, instance):
-            instance.report_run_failed(run, message="the process executing this run is gone (killed or crashed); "
-                                                    "marked failed so its pool slots are freed")
-            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-            reaped.append(run.run_id)
-    return reaped
+    gone = [r.dagster_run for r in instance.get_run_records(dg.RunsFilter(statuses=LIVE))
+            if owner_gone(r.dagster_run, instance)]
+    return _fail(instance, gone, "the process executing this run is gone (killed or crashed); "
+                                 "marked failed so its pool slots are freed")
 
 
 def fail_own_runs(instance: dg.DagsterInstance, why: str) -> list[str]:
     """Mark the live runs this process executes as failed and free their slots: an interrupted
     `truffle ingest` leaves nothing STARTED behind it."""
-    mine = owner_tags()[OWNER_TAG]
-    reaped = []
-    for record in instance.get_run_records(dg.RunsFilter(statuses=LIVE, tags={OWNER_TAG: mine})):
-        instance.report_run_failed(record.dagster_run, message=why)
-        instance.event_log_storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
-        reaped.append(record.dagster_run.run_id)
-    return reaped
+    mine = instance.get_run_records(dg.RunsFilter(statuses=LIVE, tags=owner_tags()))
+    return _fail(instance, [r.dagster_run for r in mine], why)
+
+
+def _fail(instance: dg.DagsterInstance, runs: list[dg.DagsterRun], why: str) -> list[str]:
+    for run in runs:
+        instance.report_run_failed(run, message=why)
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+    return [run.run_id for run in runs]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from truffle_assets import stage_days, store
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.ingest.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
@@ -25,7 +26,6 @@ from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
-from truffle_assets import stage_days, store
 from truffle_assets.planning import plan_ingest
 
 
@@ -82,17 +82,12 @@ def ingest_all(
 def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,
               user: str | None, db_path: Path, data_dir: Path) -> dict:
     report: dict = {"chats": {}, "failed": 0, "user": user,
-                    "unreadable": [{"file": e.path, "line": e.line, "reason": e.reason} for e in plan.unreadable]}
+                    "unreadable": [e.as_dict() for e in plan.unreadable]}
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
         for months in c.ranges:
-            result = dg.materialize(
-                selection, instance=instance, resources=resources,
-                tags={**chat_range_tags(c.chat, months.first, months.last, recompute=full), **owner_tags()},
-                raise_on_error=False,
-            )
-            if not result.success and interrupted(result):  # Dagster turned Ctrl-C into a failed step
-                raise KeyboardInterrupt
+            result = _materialize(selection, instance, resources,
+                                  chat_range_tags(c.chat, months.first, months.last, recompute=full))
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
                 "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
@@ -104,14 +99,20 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
         entry["status"] = "ingested" if entry["runs"] else "up to date"
         report["chats"][c.chat] = entry
     if memory and (any(e["runs"] for e in report["chats"].values()) or profile_behind(db_path, data_dir / "published")):
-        result = dg.materialize(WHOLE_MEMORY_ASSETS, instance=instance, resources=resources, tags=owner_tags(),
-                                raise_on_error=False)
-        if not result.success and interrupted(result):
-            raise KeyboardInterrupt
+        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, {})
         report["profile"] = {"run_id": result.run_id, "success": result.success}
         report["failed"] += not result.success
     report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
     return report
+
+
+def _materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tags: dict) -> dg.ExecuteInProcessResult:
+    """One in-process run owned by this process; a run that failed on Ctrl-C/SIGTERM ends the ingest."""
+    result = dg.materialize(assets, instance=instance, resources=resources, tags={**tags, **owner_tags()},
+                            raise_on_error=False)
+    if not result.success and interrupted(result):  # Dagster turned the signal into a failed step
+        raise KeyboardInterrupt
+    return result
 
 
 def interrupted(result: dg.ExecuteInProcessResult) -> bool:
