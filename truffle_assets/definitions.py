@@ -4,6 +4,7 @@ import dagster as dg
 
 from truffle_assets.defs.eval.assets import eval_gate, eval_report, model_card
 from truffle_assets.defs.feedback.assets import feedback, transcripts
+from truffle_assets.defs.feedback.jobs import runtime_retention, runtime_retention_schedule
 from truffle_assets.defs.feedback.sensors import rated_turns_sensor
 from truffle_assets.defs.index.assets import memory_index
 from truffle_assets.defs.ingest.assets import messages, whatsapp_exports
@@ -26,8 +27,9 @@ defs = dg.Definitions(
     jobs=[
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
                             description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
-        promote_model, rollback_model,
+        promote_model, rollback_model, runtime_retention,
     ],
+    schedules=[runtime_retention_schedule],
     sensors=[
         exports_sensor,
         rated_turns_sensor,

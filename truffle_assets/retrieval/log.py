@@ -101,14 +101,40 @@ class RetrievalLog:
             log.warning("retrieval log flush of %s failed: %s", self.spool_dir, exc)
             return 0
 
+    def delete_before(self, cutoff: datetime) -> int:
+        """Delete the traces logged before `cutoff` (UTC; spooled ones included); how many went.
+
+        The kept rows are copied into a fresh file that replaces the log, so deleted query text
+        does not linger in freed DuckDB blocks. Unlike `write`, this raises when the locks stay
+        taken past `lock_wait_s`: retention must fail visibly, not skip."""
+        if cutoff.tzinfo is not None:
+            cutoff = cutoff.astimezone(timezone.utc).replace(tzinfo=None)
+        self._insert([])  # spooled traces join the table first, so they are pruned too
+        deadline = time.monotonic() + self.lock_wait_s
+        with self._flock(deadline):
+            con = self._open(deadline)
+            fresh = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
+            try:
+                with con:
+                    con.execute(_DDL)
+                    gone = con.execute("SELECT count(*) FROM retrieval_logs WHERE logged_at < ?", [cutoff]).fetchone()[0]
+                    if gone:
+                        con.execute(f"ATTACH '{str(fresh).replace(chr(39), chr(39) * 2)}' AS fresh")
+                        con.execute(_DDL.replace("retrieval_logs", "fresh.retrieval_logs"))
+                        con.execute("INSERT INTO fresh.retrieval_logs SELECT * FROM retrieval_logs WHERE logged_at >= ?",
+                                    [cutoff])
+                        con.execute("DETACH fresh")
+                if gone:
+                    os.replace(fresh, self.path)  # still under the flock: no writer sees the swap half-done
+            finally:
+                fresh.unlink(missing_ok=True)
+        return int(gone)
+
     # ---- internals ----------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[Any]:
-        """The DuckDB connection, opened and closed inside the `<log>.lock` flock (threads of one
-        process exclude each other too: each opens its own lock file description)."""
-        import duckdb
-
-        deadline = time.monotonic() + self.lock_wait_s
+    def _flock(self, deadline: float) -> Iterator[None]:
+        """The advisory `<log>.lock` (threads of one process exclude each other too: each opens its
+        own lock file description)."""
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             delay = 0.005
@@ -118,19 +144,28 @@ class RetrievalLog:
                     break
                 except BlockingIOError:
                     delay = _backoff(delay, deadline, f"{self.lock_path}")
-            delay = 0.005
-            while True:  # a process that does not use the flock (a reader, an old version) may hold the file
-                try:
-                    con = duckdb.connect(str(self.path))
-                    break
-                except duckdb.IOException as exc:
-                    if not _is_lock_error(exc):
-                        raise
-                    delay = _backoff(delay, deadline, f"the DuckDB lock on {self.path}")
-            with con:
-                yield con
+            yield
         finally:
-            os.close(fd)  # releases the flock, after the connection has closed
+            os.close(fd)  # releases the flock
+
+    def _open(self, deadline: float) -> Any:
+        import duckdb
+
+        delay = 0.005
+        while True:  # a process that does not use the flock (a reader, an old version) may hold the file
+            try:
+                return duckdb.connect(str(self.path))
+            except duckdb.IOException as exc:
+                if not _is_lock_error(exc):
+                    raise
+                delay = _backoff(delay, deadline, f"the DuckDB lock on {self.path}")
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[Any]:
+        """The DuckDB connection, opened and closed inside the `<log>.lock` flock."""
+        deadline = time.monotonic() + self.lock_wait_s
+        with self._flock(deadline), self._open(deadline) as con:
+            yield con
 
     def _insert(self, rows: list[list]) -> int:
         """Append `rows` plus whatever is spooled, under the locks; how many spooled traces moved."""
