@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from starlette.exceptions import HTTPException
 
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
+from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
 
 log = logging.getLogger(__name__)
@@ -309,6 +310,8 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
             raise ApiError(404, f"no fact with id {fact_id!r} in the published memory", "not_found_error",
                            "fact_not_found")
         return jsonable_encoder(found)
+
+    register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
 
     # -- the page (public: it holds no data and asks for the token itself)
     @app.get("/", include_in_schema=False)

@@ -21,8 +21,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# the page holds no data and asks for the token itself, so it loads without one
-PUBLIC_PATHS = ("/", "/favicon.ico")
+# the pages hold no data and ask for the token themselves, so they load without one
+PUBLIC_PATHS = ("/", "/favicon.ico", "/inspector")
 PUBLIC_PREFIXES = ("/static/",)
 
 
