@@ -17,7 +17,8 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from truffle_assets.ids import chat_id_for, day_digest
+from truffle_assets.chat_ids import ChatIdMap, ChatScan, by_rule, names_of
+from truffle_assets.ids import day_digest
 from truffle_assets.parsing import parse_export, read_export
 from truffle_assets.parsing.kinds import DELETED, SYSTEM
 from truffle_assets.files import sha256_file
@@ -25,16 +26,22 @@ from truffle_assets.files import sha256_file
 EXPORT_SUFFIXES = (".txt", ".zip")
 
 
-def scan_exports(exports_dir: str | Path) -> dict[str, list[Path]]:
+def scan_exports(exports_dir: str | Path, ids: ChatIdMap | None = None) -> dict[str, list[Path]]:
     """Chat id -> its export files (a re-export may sit beside the old one: both feed the chat)."""
+    return scan_chats(exports_dir, ids).chats
+
+
+def scan_chats(exports_dir: str | Path, ids: ChatIdMap | None = None) -> ChatScan:
+    """The exports grouped by chat: files with one display name (`ids.export_name`) are one chat,
+    under the id `ids` (the store's persistent map) gives it, or without a map the rule's; names
+    that would meet on one id are kept apart and listed as collisions (`chat_ids`)."""
     root = Path(exports_dir)
-    chats: dict[str, list[Path]] = {}
-    if not root.is_dir():
-        return chats
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES and not p.name.startswith(".") and p.name != "README.txt":
-            chats.setdefault(chat_id_for(p), []).append(p)
-    return chats
+    files = [
+        p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix.lower() in EXPORT_SUFFIXES
+        and not p.name.startswith(".") and p.name != "README.txt"
+    ] if root.is_dir() else []
+    by_name = names_of(files)
+    return ids.scan(by_name) if ids is not None else by_rule(by_name)
 
 
 @dataclass

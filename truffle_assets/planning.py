@@ -42,7 +42,7 @@ class ChatPlan:
 class IngestPlan:
     chats: list[ChatPlan]  # every chat that was read, in chat order
     unreadable: list[ExportError]  # chats left out because an export could not be read
-    files: dict[str, str]  # `seen` plus the hash of each file read: the sensor's next cursor
+    files: dict[str, dict[str, str]]  # chat -> {file: sha256} of the chats read or skipped: the sensor's next cursor
 
 
 def plan_ingest(
@@ -51,7 +51,7 @@ def plan_ingest(
     window: tuple[date, date],
     *,
     registered: Collection[str] | None = None,
-    seen: Mapping[str, str] | None = None,
+    seen: Mapping[str, Mapping[str, str]] | None = None,
     full: bool = False,
     only: Collection[str] | None = None,
 ) -> IngestPlan:
@@ -61,18 +61,23 @@ def plan_ingest(
     sensor, on its long-lived instance) or, with `registered` None (`truffle ingest`, whose
     instance may be ephemeral), when the store holds none of its days. `full` makes every chat
     new; whether its runs also redo unchanged days is the caller's choice (`RECOMPUTE_TAG`). With
-    `seen` (file -> sha256, the sensor's cursor) a known chat whose files all match is skipped
-    without being parsed. `only` limits the plan to those chats; `window` is the first and
+    `seen` (chat -> {file: sha256}, the sensor's cursor) a known chat that has the same files
+    with the same hashes is skipped without being parsed; one that lost a file (deleted, or given
+    its own chat id by `chat_ids`) is read, so the days its messages left are planned.
+    `only` limits the plan to those chats; `window` is the first and
     last day that have a partition.
     """
-    files = dict(seen or {})
+    # a cursor from before chats were recorded (flat file -> hash) matches no chat: read once
+    before = {c: dict(h) for c, h in (seen or {}).items() if isinstance(h, Mapping)}
+    files = {c: h for c, h in before.items() if c in exports and only and c not in only}
     planned: list[ChatPlan] = []
     unreadable: list[ExportError] = []
     for chat in sorted(c for c in exports if not only or c in only):
         digests_stored = {} if full else stored(chat)
         new = full or (chat not in registered if registered is not None else not digests_stored)
         hashes = {str(p): sha256_file(p) for p in exports[chat]} if seen is not None else {}
-        if hashes and not new and all(files.get(p) == h for p, h in hashes.items()):
+        if hashes and not new and before.get(chat) == hashes:
+            files[chat] = hashes
             continue
         try:
             load = load_chat(chat, exports[chat])
@@ -88,7 +93,8 @@ def plan_ingest(
             for first, last in contiguous_months(months_of(inside))
         ]
         planned.append(ChatPlan(chat, len(load.days), ranges, outside))
-        files.update(hashes)
+        if hashes:
+            files[chat] = hashes
     return IngestPlan(planned, unreadable, files)
 
 

@@ -106,15 +106,31 @@ def test_a_day_gone_from_the_export_is_a_change(workdir, alice_export):
 def test_registered_chat_with_unchanged_files_is_not_parsed(workdir, alice_export):
     exports = scan_exports(workdir / "exports")
     alice_export.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")  # parsing it would fail
-    seen = {str(alice_export): sha256_file(alice_export)}
+    seen = {"alice": {str(alice_export): sha256_file(alice_export)}}
     plan = plan_ingest(exports, NOTHING_STORED, WINDOW, registered={"alice"}, seen=seen)
     assert plan.chats == [] and plan.unreadable == [] and plan.files == seen
 
 
-def test_seen_files_are_recorded_for_the_next_cursor(workdir, alice_export, bob_export):
-    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set(), seen={"gone.txt": "x"})
-    assert plan.files == {"gone.txt": "x", str(alice_export): sha256_file(alice_export),
-                          str(bob_export): sha256_file(bob_export)}
+def test_seen_files_are_recorded_per_chat_for_the_next_cursor(workdir, alice_export, bob_export):
+    seen = {"gone": {"gone.txt": "x"}, "old-flat-cursor.txt": "y"}
+    plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set(), seen=seen)
+    # chats no longer exported and a cursor from before chats were recorded are dropped
+    assert plan.files == {"alice": {str(alice_export): sha256_file(alice_export)},
+                          "bob": {str(bob_export): sha256_file(bob_export)}}
+
+
+def test_a_chat_that_lost_a_file_is_read_again(workdir, alice_export):
+    """A re-export's old file deleted, or a file given its own chat (`chat_ids`): the chat's other
+    files are unchanged, yet the days only the lost file held must be planned."""
+    old = write_export(workdir / "exports" / "WhatsApp Chat - Alice", "_chat.txt", [
+        "02/02/2023, 10:00 - Alice: from an older export",
+    ])
+    stored = load_chat("alice", [alice_export, old]).day_digests()
+    seen = {"alice": {str(p): sha256_file(p) for p in (alice_export, old)}}
+    old.unlink()
+    plan = plan_ingest(scan_exports(workdir / "exports"), lambda c: stored, WINDOW, registered={"alice"}, seen=seen)
+    assert spans(plan) == {"alice": [(m(2023, 2), m(2023, 2))]} and plan.chats[0].ranges[0].changed_days == 1
+    assert plan.files == {"alice": {str(alice_export): sha256_file(alice_export)}}
 
 
 def test_full_replans_every_chat_from_scratch(workdir, alice_export):
@@ -141,4 +157,4 @@ def test_unreadable_export_is_reported_and_other_chats_planned(workdir, alice_ex
     plan = plan_ingest(scan_exports(workdir / "exports"), NOTHING_STORED, WINDOW, registered=set(), seen={})
     assert spans(plan) == {"alice": [(MARCH, MARCH)]}
     assert [type(e) for e in plan.unreadable] == [ExportError] and "Junk" in str(plan.unreadable[0])
-    assert set(plan.files) == {str(alice_export)}  # the broken file is retried next tick
+    assert plan.files == {"alice": {str(alice_export): sha256_file(alice_export)}}  # the broken file is retried next tick

@@ -16,7 +16,8 @@ from pydantic import PrivateAttr
 
 from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
-from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_exports
+from truffle_assets.chat_ids import ChatIdMap, ChatScan, held_in_store
+from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_chats
 from truffle_assets.parsing import ExportError
 from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env
 
@@ -31,9 +32,19 @@ class ExportsResource(dg.ConfigurableResource):
     exports_dir: str = str(paths.exports_dir())
     cache_dir: str = str(paths.cache_dir())
     user_name: str | None = None  # leave unset to auto-detect: the author present in every chat
+    store_path: str = str(paths.store_path())  # read when new names meet a store from before the id map
+
+    def id_map(self) -> ChatIdMap:
+        """Export name -> chat id, given once and kept (`chat_ids`): every caller's ids come from it."""
+        return ChatIdMap(Path(self.cache_dir) / "chat_ids.json",
+                         held_in_store(self.store_path, Path(self.cache_dir) / "ingested"))
+
+    def scan(self) -> ChatScan:
+        """The chats and the names kept off an id another name has (reported, not merged)."""
+        return scan_chats(self.exports_dir, self.id_map())
 
     def chats(self) -> dict[str, list[Path]]:
-        return scan_exports(self.exports_dir)
+        return self.scan().chats
 
     def ingested(self) -> IngestedDays:
         return IngestedDays(Path(self.cache_dir) / "ingested")

@@ -48,7 +48,7 @@ def test_new_export_registers_chat_and_requests_its_months(instance, workdir, al
     # one single-run backfill covering the chat's one month with messages
     assert ranges(result) == [("alice|2023-03", "alice|2023-03")]
     assert result.run_requests[0].run_key.startswith("alice:2023-03:2023-03:")
-    assert json.loads(result.cursor)["files"] == {str(alice_export): sha256_file(alice_export)}
+    assert json.loads(result.cursor)["files"] == {"alice": {str(alice_export): sha256_file(alice_export)}}
 
 
 def test_unchanged_file_requests_nothing_and_ticks_are_safe_to_repeat(instance, workdir, alice_export):

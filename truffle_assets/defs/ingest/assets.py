@@ -24,21 +24,26 @@ MAX_QUARANTINE_SHARE = 0.01  # more than 1% unreadable lines means the parser mi
     description="WhatsApp .txt/.zip exports dropped into data/exports; its data version is the hash of every file.",
 )
 def whatsapp_exports(exports: ExportsResource) -> dg.ObserveResult:
-    chats = exports.chats()
+    scan = exports.scan()
+    chats = scan.chats
     files = sorted((str(p), sha256_file(p)) for paths in chats.values() for p in paths)
     version = hashlib.sha256("\n".join(f"{p}\t{h}" for p, h in files).encode()).hexdigest()[:16]
     return dg.ObserveResult(
         data_version=dg.DataVersion(version),
-        metadata={"files": len(files), "chats": dg.MetadataValue.json(sorted(chats)), "dagster/uri": uri(exports.exports_dir)},
+        metadata={"files": len(files), "chats": dg.MetadataValue.json(sorted(chats)),
+                  "id_collisions": dg.MetadataValue.json([c.as_dict() for c in scan.collisions]),
+                  "dagster/uri": uri(exports.exports_dir)},
     )
 
 
-def unreadable_observation(errors: list, exports_dir: str) -> dg.AssetObservation:
+def unreadable_observation(errors: list, exports_dir: str, collisions: list = ()) -> dg.AssetObservation:
     """What the UI shows on `whatsapp_exports` after a plan: each export that could not be read, where
-    and why (the other chats ran). An empty list clears an earlier report."""
+    and why (the other chats ran), and each chat name kept off an id another name has
+    (`chat_ids.IdCollision`: its own chat, not merged). Empty lists clear an earlier report."""
     listed = [e.as_dict() for e in errors]
     return dg.AssetObservation(asset_key=whatsapp_exports.key, metadata={
         "unreadable_files": len(listed), "unreadable": dg.MetadataValue.json(listed),
+        "id_collisions": dg.MetadataValue.json([c.as_dict() for c in collisions]),
         "dagster/uri": uri(exports_dir)})
 
 

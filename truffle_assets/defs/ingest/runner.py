@@ -48,10 +48,12 @@ def ingest_all(
         print(f"truffle ingest: run {run_id} was left running by a process that is gone; marked failed",
               file=sys.stderr, flush=True)
     cache_dir = cache_dir or Path(db_path).parent / "cache"
-    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user_name)
+    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user_name,
+                              store_path=str(db_path))
     # detected once here and pinned, so the ranged runs' `messages` steps do not each re-detect it
     user = exports.user()
-    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user)
+    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user,
+                              store_path=str(db_path))
     data_dir = Path(db_path).parent
     resources = {
         "exports": exports, "duckdb": DuckDBStore(path=str(db_path)),
@@ -64,15 +66,19 @@ def ingest_all(
     migrate = not full and daily_instance(instance)
     if migrate:
         print(f"truffle ingest: {DAILY_INSTANCE}", file=sys.stderr, flush=True)
-    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), full=full or migrate,
+    scan = exports.scan()
+    plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), full=full or migrate,
                        only=chats_wanted)
     for exc in plan.unreadable:  # reported, and every other chat still runs
         print(f"truffle ingest: skipped {exc}", file=sys.stderr, flush=True)
-    instance.report_runless_asset_event(unreadable_observation(plan.unreadable, exports.exports_dir))
+    for col in scan.collisions:  # kept apart, not merged
+        print(f"truffle ingest: chat name collision: {col}", file=sys.stderr, flush=True)
+    instance.report_runless_asset_event(unreadable_observation(plan.unreadable, exports.exports_dir, scan.collisions))
     known = set(instance.get_dynamic_partitions(chats.name))
     instance.add_dynamic_partitions(chats.name, [c.chat for c in plan.chats if c.chat not in known])
     try:
-        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir)
+        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir) | {
+            "collisions": [c.as_dict() for c in scan.collisions]}
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
         for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
             print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)

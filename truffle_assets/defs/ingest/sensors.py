@@ -39,17 +39,20 @@ def run_request(chat: str, months: MonthRange) -> dg.RunRequest:
 )
 def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource) -> dg.SensorResult:
     cursor = json.loads(context.cursor) if context.cursor else {}
-    seen: dict[str, str] = cursor.get("files", {})
+    seen: dict[str, dict[str, str]] = cursor.get("files", {})  # chat -> {file: sha256}
     for run_id in reap_dead_runs(context.instance):  # their pool slots would hold up every run requested here
         context.log.warning(f"run {run_id} was left running by a process that is gone; marked failed")
     known = set(context.instance.get_dynamic_partitions(chats.name))
     migrate = bool(known) and daily_instance(context.instance)
     if migrate:
         context.log.warning(DAILY_INSTANCE)
-    plan = plan_ingest(exports.chats(), exports.ingested().load, day_window(), registered=known, seen=seen,
+    scan = exports.scan()
+    plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), registered=known, seen=seen,
                        full=migrate)
     for exc in plan.unreadable:
         context.log.warning(str(exc))
+    for col in scan.collisions:
+        context.log.warning(f"chat name collision: {col}")
     for c in plan.chats:
         if c.outside:
             context.log.warning(f"{c.chat}: {len(c.outside)} days outside {HISTORY_START}..today have no partition; skipped")
@@ -57,11 +60,12 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
     runs = [run_request(c.chat, months) for c in plan.chats for months in c.ranges]
     # an unreadable file is not in `plan.files`, so it is read again next tick: report it on
     # `whatsapp_exports` only when the set changes
-    bad = sorted(str(e) for e in plan.unreadable)
+    bad = sorted(str(e) for e in [*plan.unreadable, *scan.collisions])
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[chats.build_add_request(new_chats)] if new_chats else [],
-        asset_events=[unreadable_observation(plan.unreadable, exports.exports_dir)] if bad != cursor.get("bad", []) else [],
+        asset_events=[unreadable_observation(plan.unreadable, exports.exports_dir, scan.collisions)]
+        if bad != cursor.get("bad", []) else [],
         cursor=json.dumps({"files": plan.files, "bad": bad}, separators=(",", ":")),
         skip_reason=None if runs or new_chats else dg.SkipReason(
             "no new or changed exports" + (f"; unreadable: {[str(e) for e in plan.unreadable]}" if plan.unreadable else "")),
