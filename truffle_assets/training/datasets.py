@@ -5,7 +5,9 @@ the user rated one answer above another is exactly the preference DPO wants. Eve
 validated against `schemas.py`; rows that fail are returned with their reason instead of being
 dropped, so the blocking check upstream of training sees them. The manifest pins the files'
 hash, and `check_manifest` is the trainer's first step: a dataset edited or half-written after
-the build is refused before it costs a training run.
+the build is refused before it costs a training run. Turns the person forgot (`truffle forget`,
+listed in the runtime store's forget ledger) never become rows; the manifest's `dropped` says how
+many turns were left out, and why.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,6 +41,7 @@ class ManifestError(RuntimeError):
 @dataclass
 class BuildStats:
     turns: int = 0
+    dropped_forgotten: int = 0  # turns the person forgot in this window: never a row, even if restored
     missing_content: int = 0  # content logging was off: counted, never trainable
     dropped_principal: int = 0
     dropped_thumbs_down: int = 0
@@ -63,6 +66,14 @@ class DatasetBuild:
     dpo_rows: list[dict[str, Any]]
     stats: BuildStats
     invalid: list[InvalidRow] = field(default_factory=list)
+
+    def dropped(self, kind: str) -> dict[str, int]:
+        """Turns read from the store that gave this dataset no row, by reason (the manifest's `dropped`)."""
+        s = self.stats
+        if kind == "sft":
+            return {"forgotten": s.dropped_forgotten, "missing_content": s.missing_content,
+                    "principal": s.dropped_principal, "thumbs_down": s.dropped_thumbs_down}
+        return {"forgotten": s.dropped_forgotten, "reroll_ties": s.reroll_ties}
 
 
 def _is_dropped(turn: Turn) -> bool:
@@ -163,9 +174,14 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 
 def build_datasets(turns: Iterable[Turn], pack_sft: Iterable[Any] = (), pack_dpo: Iterable[Any] = (),
-                   eval_percent: int = 10) -> DatasetBuild:
+                   eval_percent: int = 10, forgotten: Collection[str] = ()) -> DatasetBuild:
+    """`forgotten`: ids of the turns the person forgot in this build's window (the forget ledger,
+    `forget.runtime_purge.forgotten_turns`); left out of every row, and counted whether or not the
+    store still held them (after a purge it does not)."""
     turns = list(turns)
-    stats = BuildStats(turns=len(turns))
+    gone = set(forgotten)
+    stats = BuildStats(turns=len(turns), dropped_forgotten=len(gone))
+    turns = [t for t in turns if t.turn_id not in gone]
     sft: list[dict[str, Any]] = []
     for t in turns:
         if not t.has_content:
@@ -206,6 +222,7 @@ class Manifest(BaseModel):
     pack_version: int | str | None = None
     content_hash: str
     created_at: str
+    dropped: dict[str, int] = {}  # reason -> turns left out at the build (or rows a forget removed since)
     extra: dict[str, Any] = {}
 
 
@@ -250,7 +267,8 @@ def write_dataset(rows: Iterable[Mapping[str, Any]], out_dir: str | Path, kind: 
         meta["pack_version"] = PACK_VERSION
     files = {f"{s}.jsonl": b"".join(canonical_line(r) for r in rows if r["split"] == s) for s in SPLITS}
     dr = meta.pop("source_date_range", None)
-    manifest = Manifest(kind=kind, row_counts=_counts(rows),
+    dropped = {str(k): int(v) for k, v in (meta.pop("dropped", None) or {}).items()}
+    manifest = Manifest(kind=kind, row_counts=_counts(rows), dropped=dropped,
                         source_date_range=tuple(str(d) if d is not None else None for d in dr) if dr else None,
                         schema_version=SCHEMA_VERSION, pack_version=meta.pop("pack_version"),
                         content_hash=content_hash(files),

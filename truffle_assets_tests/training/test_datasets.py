@@ -128,6 +128,25 @@ def test_manifest_round_trip(dataset):
     assert json.loads((out / "manifest.json").read_text())["content_hash"] == m.content_hash
 
 
+def test_forgotten_turns_never_become_rows_and_the_manifest_counts_them(tmp_path):
+    turn(tmp_path, "kept", "The exam is on 13 March.", rating=1)
+    turn(tmp_path, "gone", "It is on 13/03.", rating=1, minute=1)
+    turn(tmp_path, "gone-reroll", "Sometime in March.", rating=-1, minute=2, reroll_of="gone")
+    # "purged": forgotten, and no longer in the store; still counted for the window it was in
+    build = build_datasets(load_turns(tmp_path), forgotten={"gone", "gone-reroll", "purged"})
+    assert [r["source_id"] for r in build.sft_rows] == ["kept"] and build.dpo_rows == []
+    assert build.stats.dropped_forgotten == 3 and build.stats.dropped_thumbs_down == 0
+    assert build.dropped("sft") == {"forgotten": 3, "missing_content": 0, "principal": 0, "thumbs_down": 0}
+    out = tmp_path / "sft"
+    m = write_dataset(build.sft_rows, out, "sft", {"dropped": build.dropped("sft"), "turns": 3})
+    assert check_manifest(out) == m and m.dropped["forgotten"] == 3 and m.extra == {"turns": 3}
+    # a manifest written before `dropped` existed still reads
+    old = json.loads((out / "manifest.json").read_text())
+    del old["dropped"]
+    (out / "manifest.json").write_text(json.dumps(old))
+    assert check_manifest(out).dropped == {}
+
+
 def test_one_edited_byte_fails_the_check(dataset):
     out, _ = dataset
     path = out / "train.jsonl"

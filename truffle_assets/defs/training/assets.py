@@ -20,6 +20,7 @@ from truffle_assets.training import datasets as ds
 from truffle_assets.training.pack import PACK_VERSION, generate_pack
 from truffle_assets.training.params import LoraParams
 from truffle_assets.feedback.turns import read_store
+from truffle_assets.forget.runtime_purge import forgotten_turns
 
 TRAINING = {"group_name": "training"}
 
@@ -37,7 +38,8 @@ def _build(config: DatasetConfig, models: ModelsResource) -> tuple[ds.DatasetBui
     read = read_store(models.runtime_dir, since=config.since, until=config.until)
     sft, dpo = generate_pack(config.pack_sizes or None, seed=config.pack_seed, eval_percent=config.eval_percent) \
         if config.include_pack else ([], [])
-    build = ds.build_datasets(read.turns, sft, dpo, eval_percent=config.eval_percent)
+    forgotten = forgotten_turns(models.runtime_dir, since=config.since, until=config.until)
+    build = ds.build_datasets(read.turns, sft, dpo, eval_percent=config.eval_percent, forgotten=forgotten)
     days = sorted(t.day for t in read.turns)
     meta = {"pack_version": PACK_VERSION if config.include_pack else None,
             "source_date_range": [days[0], days[-1]] if days else None,
@@ -48,7 +50,7 @@ def _build(config: DatasetConfig, models: ModelsResource) -> tuple[ds.DatasetBui
 def _dataset_result(kind: str, build: ds.DatasetBuild, meta: dict, models: ModelsResource) -> dg.MaterializeResult:
     rows = build.sft_rows if kind == "sft" else build.dpo_rows
     out = models.dataset_dir(kind)
-    manifest = ds.write_dataset(rows, out, kind, meta)
+    manifest = ds.write_dataset(rows, out, kind, {**meta, "dropped": build.dropped(kind)})
     invalid = [i for i in build.invalid if i.kind == kind]
     counts = manifest.row_counts
     return dg.MaterializeResult(
@@ -64,6 +66,7 @@ def _dataset_result(kind: str, build: ds.DatasetBuild, meta: dict, models: Model
             "pack_version": str(manifest.pack_version),
             "source_date_range": dg.MetadataValue.json(manifest.source_date_range),
             "build_stats": dg.MetadataValue.json(vars(build.stats)),
+            "dropped": dg.MetadataValue.json(manifest.dropped),
         },
         check_results=[dg.AssetCheckResult(
             check_name=f"{kind}_rows_valid", passed=not invalid,
@@ -80,7 +83,8 @@ def _dataset_result(kind: str, build: ds.DatasetBuild, meta: dict, models: Model
     check_specs=[dg.AssetCheckSpec("sft_rows_valid", asset="sft_dataset", blocking=True,
                                    description="Every row matches the SFT schema; invalid rows block training.")],
     description=(
-        "Supervised rows: rated runtime turns (thumbs-down and redacted/denied principals dropped) plus the "
+        "Supervised rows: rated runtime turns (thumbs-down, redacted/denied principals and forgotten turns dropped, "
+        "counted in the manifest's `dropped`) plus the "
         "versioned synthetic pack; train.jsonl / eval.jsonl split by hash of the source id, and manifest.json "
         "(row counts, source dates, schema version, content hash) that the trainer verifies before it starts."
     ),
