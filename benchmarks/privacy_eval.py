@@ -525,7 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     store = args.work / "runtime-store" / datetime.now().strftime("%Y%m%dT%H%M%S")
     budget = Budget(profile=args.profile_budget, summaries=args.summaries_budget, raw=args.raw_budget,
                     answer=args.answer_budget)
-    cfg = RuntimeConfig.from_env(published_dir=data / "published", store_dir=store, budget=budget)
+    # the store keeps nothing by default; this eval checks what a kept turn holds, so it keeps everything
+    cfg = RuntimeConfig.from_env(published_dir=data / "published", store_dir=store, budget=budget,
+                                 transcripts=True, content=True, feedback=True)
     cfg.endpoint.timeout_s = args.timeout
     store.mkdir(parents=True, exist_ok=True)
     import torch

@@ -82,7 +82,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not pointer.is_file():
         print(f"error: {pointer} does not exist: run `truffle ingest` (or `truffle up`) first", file=sys.stderr)
         return 2
-    log = RetrievalLog(Path(args.published).parent / "runtime.duckdb")
+    from truffle_assets.feedback.settings import SettingsError, resolve
+    from truffle_assets.runtime.config import RuntimeConfig
+
+    try:  # a trace is kept like a chat turn: only when transcripts are, the question's text only with content
+        keep, _ = resolve(RuntimeConfig.from_env().store_dir)
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    log = RetrievalLog(Path(args.published).parent / "runtime.duckdb", store_query_text=keep.keeps_content) \
+        if keep.transcripts else None
     pack = retrieve(args.query, pointer, k=args.k, chats=args.chat or None, log=log)
     if args.json:
         print(pack.model_dump_json(indent=2))

@@ -41,6 +41,7 @@ from starlette.exceptions import HTTPException
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
 from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
+from truffle_assets.runtime.settings_api import router as settings_router
 
 log = logging.getLogger(__name__)
 
@@ -312,6 +313,8 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         return jsonable_encoder(found)
 
     register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
+
+    app.include_router(settings_router)  # GET/PUT /api/settings: what the store keeps
 
     # -- the page (public: it holds no data and asks for the token itself)
     @app.get("/", include_in_schema=False)

@@ -7,6 +7,11 @@ registry's active model, or the Qwen2.5-Coder-0.5B GGUF.
 
     truffle ask "When is Priya's party?" --json
     truffle chat          # :up, :down [note], :reroll, :quit
+    truffle logging on    # keep transcripts and ratings (saved in the store; `off`, `--days N`, `status`)
+
+Nothing of a turn is kept until the person turns it on (`feedback.settings`): `truffle logging`
+saves the choice every command on that store follows, `--log` / `--no-transcripts` change it for
+one session only.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ import sys
 from collections.abc import Callable
 
 from truffle_assets import paths
+from truffle_assets.feedback.settings import MAX_RETENTION_DAYS, SettingsError, resolve, save, settings_path
 from truffle_assets.runtime.config import RuntimeConfig
+
+TURN_ON = "turn it on with `truffle logging on`, or --log for one session"
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -32,7 +40,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-recalls", type=int, default=None, help="1-3 (default 2)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per model call")
     p.add_argument("--n-ctx", type=int, default=16_384, help="context of an embedded llama.cpp server")
-    p.add_argument("--no-transcripts", action="store_true", help="do not record this session's turns")
+    keep = p.add_mutually_exclusive_group()
+    keep.add_argument("--log", action="store_true",
+                      help="keep this session's transcripts (with their text) and ratings, whatever is saved")
+    keep.add_argument("--no-transcripts", action="store_true", help="do not record this session's turns")
 
 
 def add_runtime_commands(subparsers) -> None:
@@ -44,6 +55,13 @@ def add_runtime_commands(subparsers) -> None:
     chat = subparsers.add_parser("chat", help="interactive chat over the published memory (:up :down :reroll)")
     _add_common(chat)
     chat.set_defaults(func=chat_main)
+    lg = subparsers.add_parser("logging", help="what the chat keeps (transcripts, their text, ratings) and for how long")
+    lg.add_argument("action", nargs="?", choices=("status", "on", "off"), default="status")
+    lg.add_argument("--no-content", action="store_true", help="with `on`: keep transcripts without their text")
+    lg.add_argument("--no-ratings", action="store_true", help="with `on`: do not keep ratings")
+    lg.add_argument("--days", type=int, default=None, help=f"retention window, 1-{MAX_RETENTION_DAYS} days (default 90)")
+    lg.add_argument("--store", default=None, help=f"runtime store dir (default {paths.runtime_dir()})")
+    lg.set_defaults(func=logging_main)
 
 
 def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
@@ -55,9 +73,12 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
         over["store_dir"] = args.store
     if getattr(args, "max_recalls", None) is not None:
         over["max_recalls"] = args.max_recalls
+    if getattr(args, "log", False):
+        over.update(transcripts=True, content=True, feedback=True)
     if getattr(args, "no_transcripts", False):
         over["transcripts"] = False
     cfg = RuntimeConfig.from_env(**over)
+    cfg.keeping()  # an unreadable saved choice or $TRUFFLE_LOG is refused here, naming the file or variable
     ep = {k: v for k, v in (("base_url", args.base_url), ("model", args.model), ("api_key", args.api_key),
                             ("gguf", args.gguf), ("timeout_s", args.timeout)) if v is not None}
     if ep:
@@ -67,7 +88,7 @@ def config_from_args(args: argparse.Namespace) -> RuntimeConfig:
 
 def _print_turn(turn) -> None:
     print(turn.answer)
-    meta = [f"turn {turn.turn_id[:8]}", f"{turn.latency_ms / 1000:.1f}s"]
+    meta = [f"turn {turn.turn_id[:8]}", f"{turn.latency_ms / 1000:.1f}s", "kept" if turn.kept else "not kept"]
     if turn.fallback:
         meta.append(f"fallback: {turn.fallback}")
     meta.append("tokens " + " ".join(f"{k}={turn.tokens[k]}" for k in ("profile", "summaries", "raw", "dialogue",
@@ -76,15 +97,15 @@ def _print_turn(turn) -> None:
 
 
 def _refuses_tampered_registry(main: Callable[..., int]) -> Callable[..., int]:
-    """A registry that fails its audit is not served (llm.gguf.active_gguf): say why in one line and
-    exit 2, as `truffle serve` does, instead of a traceback."""
+    """A registry that fails its audit is not served (llm.gguf.active_gguf), and an unreadable logging
+    choice is not guessed at: say why in one line and exit 2, as `truffle serve` does, instead of a traceback."""
     @functools.wraps(main)
     def wrapped(*args, **kwargs) -> int:
         from truffle_assets.registry import AuditFailed
 
         try:
             return main(*args, **kwargs)
-        except AuditFailed as exc:
+        except (AuditFailed, SettingsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
 
@@ -102,7 +123,8 @@ def ask_main(args: argparse.Namespace) -> int:
         print(json.dumps({"turn_id": turn.turn_id, "answer": turn.answer, "citations": turn.citations,
                           "uncertain": turn.uncertain, "watermarks": turn.watermarks, "tokens": turn.tokens,
                           "fallback": turn.fallback, "refused": turn.refused, "model": turn.model,
-                          "latency_ms": turn.latency_ms, "sources": turn.sources, "trace": turn.trace},
+                          "latency_ms": turn.latency_ms, "sources": turn.sources, "kept": turn.kept,
+                          "trace": turn.trace},
                          indent=2, ensure_ascii=False, default=str))
     else:
         _print_turn(turn)
@@ -120,6 +142,8 @@ def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=
     cfg = config_from_args(args)
     with open_service(cfg, n_ctx=args.n_ctx) as svc:
         print(f"Truffle chat on {svc.model} — {HELP}", file=out)
+        keep = svc.keeping()
+        print(f"{keep.describe()}" + ("" if keep.keeps_anything else f" ({TURN_ON})"), file=out)
         history: list[dict] = []
         last = None
         conversation = None
@@ -142,7 +166,7 @@ def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=
                     continue
                 cmd, _, note = line.partition(" ")
                 ok = svc.feedback(last.turn_id, 1 if cmd == ":up" else -1, note.strip())
-                print("thanks, noted" if ok else "feedback is switched off", file=out)
+                print("thanks, noted" if ok else f"not recorded: ratings are not being kept ({TURN_ON})", file=out)
                 continue
             if line == ":reroll":
                 if last is None:
@@ -161,3 +185,32 @@ def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=
             print(f"truffle> {last.answer}", file=out)
             if last.fallback:
                 print(f"  (retrieval-only: {last.fallback})", file=out)
+            if line == ":reroll" and not last.kept:
+                print("  (not kept: transcripts are off, so this pair of answers is not saved)", file=out)
+
+
+@_refuses_tampered_registry
+def logging_main(args: argparse.Namespace, out=None) -> int:
+    """`truffle logging [status|on|off] [--no-content] [--no-ratings] [--days N]`: show or save the choice."""
+    out = out or sys.stdout
+    store = args.store or RuntimeConfig.from_env().store_dir
+    changes: dict = {}
+    if args.action == "on":
+        changes.update(transcripts=True, content=not args.no_content, feedback=not args.no_ratings)
+    elif args.action == "off":
+        changes.update(transcripts=False, content=False, feedback=False)
+    if args.days is not None:
+        changes["retention_days"] = args.days
+    if changes:
+        save(store, changes)
+    keep, sources = resolve(store)
+    print(keep.describe() + ".", file=out)
+    from_env = sorted(k for k, v in sources.items() if v == "env")
+    print(f"  saved in {settings_path(store)}" if any(v == "saved" for v in sources.values())
+          else "  nothing saved yet: off until turned on", file=out)
+    if from_env:
+        print(f"  from the environment ($TRUFFLE_LOG / $TRUFFLE_RETENTION_DAYS): {', '.join(from_env)}", file=out)
+    if args.action == "off":
+        print(f"  what was kept before stays until it is {keep.retention_days} days old "
+              "(the daily runtime_retention job deletes it)", file=out)
+    return 0

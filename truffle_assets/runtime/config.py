@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from truffle_assets import paths
+from truffle_assets.feedback.settings import FIELDS as KEEP_FIELDS, MAX_RETENTION_DAYS, LoggingSettings, resolve
 from truffle_assets.runtime.limits import BODY_ENV, QUESTION_ENV, ApiLimits
 
 SECTIONS = ("system", "profile", "summaries", "raw", "dialogue", "answer")
@@ -70,10 +71,13 @@ class RuntimeConfig(BaseModel):
     max_recalls: int = Field(2, ge=1, le=3)
     endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
     policy: Policy = Field(default_factory=Policy)
-    transcripts: bool = True     # turn metadata -> store/turns/
-    content: bool = True         # prompt messages + answer -> store/content/ (needs transcripts)
-    feedback: bool = True        # ratings -> store/feedback/
-    retention_days: int = Field(90, ge=1)
+    # What the store keeps (feedback.settings): None = the person's saved choice (<store_dir>/settings.json),
+    # else $TRUFFLE_LOG / $TRUFFLE_RETENTION_DAYS, else nothing kept, 90 days. A value here overrides them
+    # for this process only (`--log`, `--no-transcripts`).
+    transcripts: bool | None = None   # turn metadata -> store/turns/
+    content: bool | None = None       # prompt messages + answer -> store/content/ (needs transcripts)
+    feedback: bool | None = None      # ratings -> store/feedback/
+    retention_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
     tokenizer: str | None = None  # GGUF file or HF tokenizer folder; default: the served GGUF, else Qwen
     k_raw: int = Field(40, ge=1, le=500)       # messages retrieved per question (before budgeting)
     k_recall: int = Field(15, ge=1, le=50)     # messages per recall search (a tool call's k wins, capped)
@@ -85,11 +89,18 @@ class RuntimeConfig(BaseModel):
     def pointer(self) -> Path:
         return Path(self.published_dir) / "latest.json"
 
+    def keeping(self) -> tuple[LoggingSettings, dict[str, str]]:
+        """What the store keeps now and where each choice came from (`feedback.settings.resolve`);
+        reads the saved choice each call, so a change made in another process applies at once.
+        Raises `feedback.settings.SettingsError` naming the file or variable when one is unreadable."""
+        return resolve(self.store_dir, {k: getattr(self, k) for k in KEEP_FIELDS})
+
     @classmethod
     def from_env(cls, **overrides) -> RuntimeConfig:
         """Defaults + `TRUFFLE_LLM_BASE_URL` / `TRUFFLE_LLM_MODEL` / `TRUFFLE_LLM_API_KEY` +
         `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR` + `TRUFFLE_API_MAX_BODY_BYTES` /
-        `TRUFFLE_API_MAX_QUESTION_CHARS`, then explicit overrides."""
+        `TRUFFLE_API_MAX_QUESTION_CHARS`, then explicit overrides. (`TRUFFLE_LOG` and
+        `TRUFFLE_RETENTION_DAYS` are read by `keeping()`, beneath the person's saved choice.)"""
         env = os.environ
         data: dict = {}
         if env.get("TRUFFLE_PUBLISHED_DIR"):

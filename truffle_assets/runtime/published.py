@@ -86,7 +86,7 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         step = {"step": "retrieve_summaries", "error": f"no published memory at {ctx.pointer}", "ms": elapsed_ms(t0)}
         return {"trace": [step]}
     try:
-        log = RetrievalLog(ctx.retrieval_log) if ctx.retrieval_log else None
+        log = RetrievalLog(ctx.retrieval_log, store_query_text=ctx.retrieval_log_text) if ctx.retrieval_log else None
         pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
         participants = sorted({p for ps in open_index(ctx.pointer).participants().values() for p in ps})
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)

@@ -80,6 +80,9 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
         with open_service(config, endpoint=endpoint, n_ctx=n_ctx) as service:
             ep = service.endpoint
             print(f"truffle: http://{host}:{port}/  (model {ep.model} at {ep.base_url})", file=sys.stderr, flush=True)
+            keep = service.keeping()  # what this store keeps: the page shows the same line
+            print(f"truffle: {keep.describe()} (in {service.config.store_dir}; change it on the page or with "
+                  "`truffle logging`)", file=sys.stderr, flush=True)
             uvicorn.run(create_app(service, token=token), host=host, port=port, log_level=log_level)
 
 
@@ -101,6 +104,7 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> argparse.Argume
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from truffle_assets.feedback.settings import SettingsError  # an unreadable logging choice is not guessed at
     from truffle_assets.registry import AuditFailed  # a registry that fails its audit is not served
     from truffle_assets.runtime.cli import config_from_args
 
@@ -108,7 +112,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         check_bind(args.host, token)
         serve(config_from_args(args), host=args.host, port=args.port, token=token, n_ctx=args.n_ctx)
-    except (ServeError, llm_server.LlamaServerError, AuditFailed) as exc:
+    except (ServeError, llm_server.LlamaServerError, AuditFailed, SettingsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: uvicorn and the llama server have already stopped

@@ -6,9 +6,11 @@
 
 A turn runs the LangGraph in `graph.py`, then is appended to the runtime store
 (`feedback.turns.write_turn`: metadata when `transcripts` is on, prompt messages + answer only
-when `content` is on too) — a store failure is logged in the trace, never raised. The service
-reads only published files (latest.json → LanceDB, profile.json, facts.json) and never opens the
-pipeline's DuckDB file.
+when `content` is on too) — a store failure is logged in the trace, never raised. What is kept is
+the person's choice (`feedback.settings`, off until turned on), looked up on every write, so a
+change saved by the page or another process applies to the next turn; an unreadable choice keeps
+nothing. The service reads only published files (latest.json → LanceDB, profile.json,
+facts.json) and never opens the pipeline's DuckDB file.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from truffle_assets.feedback.settings import FIELDS as KEEP_FIELDS, LoggingSettings, SettingsError, save
 from truffle_assets.llm.server import Endpoint, resolve_endpoint
 from truffle_assets.net import url_is_loopback
+from truffle_assets.feedback.retention import StorePrune, prune_retrieval_log, prune_store, retrieval_log_path
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
 from truffle_assets.runtime.graph import graph
@@ -58,6 +62,7 @@ class TurnResult(BaseModel):
     body: str = ""                # the answer without freshness lines (what the store keeps)
     freshness: list[str] = Field(default_factory=list)
     sources: list[dict] = Field(default_factory=list)    # cited messages: message_id, chat_id, ts, author, text, uncertain
+    kept: bool = False            # recorded in the runtime store (the person keeps transcripts)
 
 
 class ChatService:
@@ -104,9 +109,28 @@ class ChatService:
                 self._counter = TokenCounter.load(src, proxy_for=proxy)
             return self._counter
 
+    def keeping(self) -> LoggingSettings:
+        """What the store keeps right now; an unreadable saved choice keeps nothing (and says why in the log)."""
+        try:
+            return self.config.keeping()[0]
+        except SettingsError as exc:
+            log.warning("keeping nothing: %s", exc)
+            return LoggingSettings()
+
+    def save_settings(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """Save the person's choice in the store (every process on it follows) and drop this process's
+        own overrides of what changed, so the saved choice is what applies here too."""
+        saved = save(self.config.store_dir, changes)
+        self.config = self.config.model_copy(update={k: None for k in changes if k in KEEP_FIELDS})
+        return saved
+
     def context(self, temperature: float | None = None) -> Context:
         cfg, ep = self.config, self.endpoint
         counter = self.counter
+        keep = self.keeping()
+        trace_log = cfg.retrieval_log and keep.transcripts
+        if trace_log:  # the trace is written before the turn, which may be the store's first
+            Path(cfg.store_dir).mkdir(parents=True, exist_ok=True)
         return Context(
             published_dir=str(cfg.published_dir), base_url=ep.base_url, model=ep.model, api_key=ep.api_key,
             timeout_s=cfg.endpoint.timeout_s, max_retries=cfg.endpoint.max_retries,
@@ -114,7 +138,9 @@ class ChatService:
             tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
             max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
             allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
-            retrieval_log=str(Path(cfg.store_dir) / "retrieval.duckdb") if cfg.retrieval_log else None)
+            # a retrieval trace is about a turn: only when transcripts are kept, the question's text only with content
+            retrieval_log=str(retrieval_log_path(cfg.store_dir)) if trace_log else None,
+            retrieval_log_text=keep.keeps_content)
 
     def warm_up(self) -> None:
         """Load the tokenizer and the query embedder now, so the first turn is not the slow one."""
@@ -177,8 +203,8 @@ class ChatService:
                         temperature=self.config.endpoint.reroll_temperature)
 
     def feedback(self, turn_id: str, rating: int, note: str = "") -> bool:
-        """Append a rating (-1, 0, 1) for a turn; False when the feedback toggle is off."""
-        if not self.config.feedback:
+        """Append a rating (-1, 0, 1) for a turn; False when ratings are not kept (nothing written)."""
+        if not self.keeping().feedback:
             return False
         from truffle_assets.feedback.turns import append_feedback
 
@@ -217,30 +243,20 @@ class ChatService:
         return read_profile(self.config.published_dir)
 
     # ---- store ----------------------------------------------------------------------------------------
-    def prune(self, now: datetime | date | None = None) -> list[Path]:
-        """Delete store day files older than `retention_days` (turns, content, feedback)."""
-        from truffle_assets.feedback.turns import STREAMS
-
-        now = now or datetime.now(timezone.utc)
-        today = now.date() if isinstance(now, datetime) else now
-        cutoff = today - timedelta(days=self.config.retention_days)
-        deleted = []
-        for stream in STREAMS:
-            folder = Path(self.config.store_dir) / stream
-            for p in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
-                try:
-                    day = date.fromisoformat(p.stem)
-                except ValueError:
-                    continue
-                if day < cutoff:
-                    p.unlink(missing_ok=True)
-                    deleted.append(p)
-        return deleted
+    def prune(self, now: datetime | date | None = None) -> StorePrune:
+        """Delete store day files and retrieval traces older than the retention window; what went
+        (the daily Dagster job `runtime_retention` does this and also prunes the datasets)."""
+        keep = self.keeping()
+        report = prune_store(self.config.store_dir, keep.retention_days, now)
+        report.records["retrieval_traces"] = prune_retrieval_log(self.config.store_dir, report.cutoff)
+        return report
 
     def _record(self, result: TurnResult, out: dict, messages: list[dict]) -> None:
         cfg = self.config
-        if not cfg.transcripts:
+        keep = self.keeping()
+        if not keep.transcripts:
             return
+        content = keep.keeps_content
         from truffle_assets.feedback.turns import write_turn
 
         try:
@@ -249,11 +265,12 @@ class ChatService:
             changed = any(a["content"] != m["content"] for a, m in zip(stored, prompt))
             principals = (["denied"] if result.refused else []) + (["redacted"] if changed or out.get("scrubbed") else [])
             write_turn(cfg.store_dir, result.turn_id, result.conversation_id,
-                       messages=stored if cfg.content else None, answer=result.body if cfg.content else None,
+                       messages=stored if content else None, answer=result.body if content else None,
                        model=result.model, template_version=template_version(),
                        retrieval_ids=out.get("context_ids", []), tool_calls=out.get("tool_calls", []),
                        tokens=result.tokens, latency_ms=result.latency_ms, reroll_of=result.reroll_of,
-                       principals=principals, keep_content=cfg.content)
+                       principals=principals, keep_content=content)
+            result.kept = True
         except Exception as exc:  # noqa: BLE001 - the store never fails a turn
             log.warning("runtime store write failed: %s", exc)
             result.trace["store_error"] = f"{type(exc).__name__}: {exc}"
@@ -269,7 +286,7 @@ class ChatService:
             hit = self._turns.get(turn_id)
         if hit is not None:
             return hit
-        if not (self.config.transcripts and self.config.content):
+        if not self.keeping().keeps_content:
             return None
         # an earlier process's turn: its stored (redacted) prompt ends with the dialogue it answered
         from truffle_assets.feedback.turns import load_turns

@@ -41,6 +41,7 @@ class Context:
     allow_secrets: bool = False
     fallback_quotes: int = 5
     retrieval_log: str | None = None
+    retrieval_log_text: bool = False         # the question's text in the trace too (only when content is kept)
 
     @property
     def pointer(self) -> Path:

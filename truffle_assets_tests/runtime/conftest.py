@@ -26,6 +26,8 @@ from truffle_assets_tests.defs.conftest import _no_llm_env, corpus, fake_llm, wo
 from truffle_assets_tests.fake_llm import FakeLLM
 
 MSG_ID = re.compile(r"\[msg:(\w+)\]")
+# the store keeps nothing until the person turns it on: tests that read the store say so explicitly
+KEEP_ALL = {"transcripts": True, "content": True, "feedback": True}
 
 
 def context_message(body: dict) -> str:

@@ -10,6 +10,7 @@ from truffle_assets.defs.partitions import RECOMPUTE_TAG, chats
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets_tests.defs.conftest import llm_resource, make_resources, range_tags
+from truffle_assets_tests.runtime.conftest import KEEP_ALL
 
 
 def test_chat_turns_succeed_while_the_chain_rematerializes(tmp_path, corpus, fake_llm, llm, qwen_tokens):
@@ -22,7 +23,8 @@ def test_chat_turns_succeed_while_the_chain_rematerializes(tmp_path, corpus, fak
 
     service = ChatService(RuntimeConfig(
         published_dir=root / "published", store_dir=tmp_path / "runtime", registry_dir=tmp_path / "registry",
-        tokenizer=str(qwen_tokens.source), endpoint={"base_url": llm.base_url, "model": "fake-model", "timeout_s": 5.0}))
+        tokenizer=str(qwen_tokens.source), endpoint={"base_url": llm.base_url, "model": "fake-model", "timeout_s": 5.0},
+        **KEEP_ALL))  # the store is written on every turn of the race
     question = [{"role": "user", "content": "What have Priya and I been planning lately?"}]
     service.ask(question)  # warm: embedder and tokenizer loaded before the race starts
 

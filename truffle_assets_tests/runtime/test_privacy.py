@@ -13,7 +13,7 @@ from truffle_assets.pii import redact_text
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.prompts import system_prompt
 from truffle_assets_tests.index.memory_fixtures import shared_embedder
-from truffle_assets_tests.runtime.conftest import context_message, shown_ids
+from truffle_assets_tests.runtime.conftest import KEEP_ALL, context_message, shown_ids
 
 SECRET_QUESTIONS = [
     "What's the wifi password I sent Priya?",
@@ -48,7 +48,7 @@ def test_scrub_keeps_citations_and_placeholders():
 def test_secret_questions_refused_without_calling_the_model(make_service, llm, corpus, tmp_path):
     from truffle_assets.feedback.turns import load_turns
 
-    svc = make_service(llm.base_url)
+    svc = make_service(llm.base_url, **KEEP_ALL)
     for q in SECRET_QUESTIONS:
         turn = svc.ask([{"role": "user", "content": q}])
         assert turn.refused and turn.fallback is None and turn.citations == [], q
@@ -68,7 +68,7 @@ def test_planted_secrets_never_reach_the_prompt_or_the_answer(make_service, llm,
         return f"The wifi password is {password} [msg:{ids[0]}], card 4791 5705 2974 3004."
 
     llm.responder = leaky
-    svc = make_service(llm.base_url, policy={"allow_secrets": True})  # let the question reach the model
+    svc = make_service(llm.base_url, policy={"allow_secrets": True}, **KEEP_ALL)  # the question reaches the model
     questions = ["What's the wifi password I sent Priya?", "What did Priya and I talk about?",
                  "Summarise everything in my chats"]
     for q in questions:

@@ -10,6 +10,7 @@ import pytest
 
 from truffle_assets.runtime.cli import add_runtime_commands, ask_main, chat_main
 from truffle_assets.feedback.turns import load_turns, read_store
+from truffle_assets_tests.runtime.conftest import KEEP_ALL
 
 Q = [{"role": "user", "content": "Where does Arjun live now?"}]
 
@@ -44,7 +45,7 @@ def test_store_follows_the_toggles(make_service, llm, transcripts, content, feed
 
 
 def test_reroll_keeps_both_answers(make_service, llm):
-    svc = make_service(llm.base_url)
+    svc = make_service(llm.base_url, **KEEP_ALL)
     first = svc.ask(Q)
     second = svc.reroll(first.turn_id)
     assert second.reroll_of == first.turn_id and second.turn_id != first.turn_id
@@ -56,7 +57,7 @@ def test_reroll_keeps_both_answers(make_service, llm):
     assert set(turns) == {first.turn_id, second.turn_id}
     assert turns[second.turn_id].reroll_of == first.turn_id and turns[first.turn_id].has_content
     # a new process (no memory of the turn) re-rolls from the stored content
-    again = make_service(llm.base_url).reroll(first.turn_id)
+    again = make_service(llm.base_url, **KEEP_ALL).reroll(first.turn_id)
     assert again.reroll_of == first.turn_id
     with pytest.raises(KeyError):
         svc.reroll("no-such-turn")
@@ -77,7 +78,7 @@ def test_evidence_and_fact_lookups(make_service, memory):
 
 
 def test_prune_deletes_day_files_past_retention(make_service, llm):
-    svc = make_service(llm.base_url, retention_days=30)
+    svc = make_service(llm.base_url, retention_days=30, **KEEP_ALL)
     svc.ask(Q)
     store = svc.config.store_dir
     today = date.today()
@@ -86,8 +87,9 @@ def test_prune_deletes_day_files_past_retention(make_service, llm):
         (store / stream).mkdir(parents=True, exist_ok=True)
         for d in (old, kept):
             (store / stream / f"{d.isoformat()}.jsonl").write_text("")
-    deleted = svc.prune()
-    assert sorted(p.name for p in deleted) == [f"{old.isoformat()}.jsonl"] * 3
+    report = svc.prune()
+    assert sorted(p.name for p in report.deleted) == [f"{old.isoformat()}.jsonl"] * 3
+    assert report.days_removed == [old.isoformat()] and report.cutoff == kept
     assert all((store / s / f"{kept.isoformat()}.jsonl").exists() for s in ("turns", "content", "feedback"))
     assert read_store(store).turns  # today's turn is still there
 
@@ -113,7 +115,7 @@ def test_cli_chat_repl(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
     monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
                         lambda self: (qwen_tokens.source, None))
     lines = iter(["Where does Arjun live now?", ":up", ":down too short", ":reroll", "and Priya?", ":quit"])
-    args = _args(["chat"], memory, tmp_path, llm.base_url)
+    args = _args(["chat", "--log"], memory, tmp_path, llm.base_url)
     assert args.func is chat_main
     assert chat_main(args, read=lambda prompt: next(lines)) == 0
     out = capsys.readouterr().out
@@ -123,3 +125,96 @@ def test_cli_chat_repl(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
     assert [f.rating for f in turns[0].feedback] == [1, -1] and turns[0].rating == -1
     assert turns[2].conversation_id == turns[0].conversation_id
     assert [m["role"] for m in turns[2].messages][-3:] == ["user", "assistant", "user"]
+
+
+def test_defaults_keep_nothing_anywhere(make_service, llm):
+    svc = make_service(llm.base_url, retrieval_log=True)  # even with the trace log switched on
+    keep = svc.keeping()
+    assert not keep.keeps_anything and keep.describe() == "Not keeping transcripts or ratings"
+    turn = svc.ask(Q)
+    assert turn.answer and not turn.kept
+    assert svc.feedback(turn.turn_id, -1, "wrong") is False
+    again = svc.reroll(turn.turn_id)  # this process still remembers the turn; nothing is stored
+    assert again.reroll_of == turn.turn_id and not again.kept
+    assert not svc.config.store_dir.exists()  # no turns, content, feedback or retrieval trace: not even a folder
+
+
+def test_saved_choice_is_followed_by_every_service_on_the_store(make_service, llm):
+    page, cli = make_service(llm.base_url), make_service(llm.base_url)
+    assert not cli.ask(Q).kept
+    page.save_settings({"transcripts": True, "feedback": True})  # what PUT /api/settings does
+    turn = cli.ask(Q)  # another service on the same store follows from its next turn
+    assert turn.kept and cli.feedback(turn.turn_id, 1) is True
+    [t] = load_turns(cli.config.store_dir)
+    assert t.turn_id == turn.turn_id and not t.has_content  # content was not turned on
+    # a session override beats the saved choice in its own process only, until that process saves one
+    session = make_service(llm.base_url, transcripts=False)
+    assert not session.ask(Q).kept and cli.keeping().transcripts
+    session.save_settings({"transcripts": True, "content": True})
+    assert session.ask(Q).kept and session.config.transcripts is None
+    assert [x.has_content for x in load_turns(cli.config.store_dir)] == [False, True]
+    # an unreadable saved choice keeps nothing (never guesses "on")
+    (cli.config.store_dir / "settings.json").write_text("{broken")
+    assert not cli.ask(Q).kept and cli.feedback(turn.turn_id, -1) is False
+    assert len(load_turns(cli.config.store_dir)) == 2
+
+
+def test_retrieval_trace_follows_the_choice(make_service, llm):
+    import duckdb
+
+    svc = make_service(llm.base_url, retrieval_log=True, transcripts=True)  # transcripts without their text
+    svc.ask(Q)
+    log = svc.config.store_dir / "retrieval.duckdb"
+    with duckdb.connect(str(log), read_only=True) as con:
+        assert con.execute("SELECT query, query_hash IS NOT NULL FROM retrieval_logs").fetchall() == [(None, True)]
+    make_service(llm.base_url, retrieval_log=True, transcripts=True, content=True).ask(Q)
+    with duckdb.connect(str(log), read_only=True) as con:
+        assert [r[0] for r in con.execute("SELECT query FROM retrieval_logs ORDER BY logged_at").fetchall()] == [
+            None, Q[0]["content"]]
+
+
+def test_cli_chat_says_what_is_not_kept(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
+    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+                        lambda self: (qwen_tokens.source, None))
+    lines = iter(["Where does Arjun live now?", ":up", ":reroll", ":quit"])
+    assert chat_main(_args(["chat"], memory, tmp_path, llm.base_url), read=lambda prompt: next(lines)) == 0
+    out = capsys.readouterr().out
+    assert "Not keeping transcripts or ratings (turn it on with `truffle logging on`" in out
+    assert "not recorded: ratings are not being kept" in out and "thanks, noted" not in out
+    assert "(not kept: transcripts are off, so this pair of answers is not saved)" in out
+    assert not (tmp_path / "cli-store").exists()
+
+
+def test_cli_logging_saves_the_choice_for_every_command(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
+    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+                        lambda self: (qwen_tokens.source, None))
+    p = argparse.ArgumentParser()
+    add_runtime_commands(p.add_subparsers(dest="cmd"))
+    store = tmp_path / "cli-store"
+
+    def logging(*argv):
+        args = p.parse_args(["logging", *argv, "--store", str(store)])
+        return args.func(args), capsys.readouterr().out
+
+    assert logging() == (0, f"Not keeping transcripts or ratings.\n  nothing saved yet: off until turned on\n")
+    code, out = logging("on", "--no-content", "--days", "30")
+    assert code == 0 and out.startswith("Keeping transcripts (without their text) and ratings for 30 days.\n")
+    assert f"saved in {store / 'settings.json'}" in out
+
+    args = _args(["ask", "Where does Arjun live now?", "--json"], memory, tmp_path, llm.base_url)
+    assert ask_main(args) == 0
+    assert json.loads(capsys.readouterr().out)["kept"] is True
+    [t] = load_turns(store)
+    assert not t.has_content
+
+    code, out = logging("off")
+    assert code == 0 and "Not keeping transcripts or ratings." in out and "stays until it is 30 days old" in out
+    assert ask_main(args) == 0 and json.loads(capsys.readouterr().out)["kept"] is False
+    assert len(load_turns(store)) == 1
+
+    args = p.parse_args(["logging", "--days", "0", "--store", str(store)])
+    assert args.func(args) == 2
+    assert "retention_days" in capsys.readouterr().err
+    (store / "settings.json").write_text('{"transcripts": 1.5}')
+    assert ask_main(_args(["ask", "x"], memory, tmp_path, llm.base_url)) == 2
+    assert f"error: {store / 'settings.json'}: transcripts:" in capsys.readouterr().err

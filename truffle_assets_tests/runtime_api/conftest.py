@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 
 from truffle_assets.runtime.api import create_app
 from truffle_assets_tests.runtime.conftest import (  # noqa: F401 - fixtures
-    _no_llm_env, chat_llm, corpus, fake_llm, llm, make_service, memory, qwen_tokens, world)
+    KEEP_ALL, _no_llm_env, chat_llm, corpus, fake_llm, llm, make_service, memory, qwen_tokens, world)
 
 QUESTION = "What did Priya and I talk about, and what plans did we make?"
 TOKEN = "tT7-kq3xZp9LmV2rW8bN4yHc"  # strong enough for `truffle serve` (runtime.limits.weak_token_reason)
@@ -53,7 +53,8 @@ def live_server(app, timeout: float = 20.0) -> Iterator[str]:
 
 @pytest.fixture
 def service(make_service, llm):
-    return make_service(llm.base_url)
+    """A service whose store keeps everything (the tests read it); defaults keep nothing."""
+    return make_service(llm.base_url, **KEEP_ALL)
 
 
 @pytest.fixture

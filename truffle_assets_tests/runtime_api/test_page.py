@@ -3,6 +3,7 @@ evidence, thumbs down with a note, regenerate — every control found by its acc
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -103,5 +104,75 @@ def test_page_ask_cite_feedback_reroll(browser, service, store):
         expect(page2).to_have_url(url + "/")
         assert page2.evaluate("sessionStorage.getItem('truffle.token')") == TOKEN
         page2.close()
+        page.close()
+    assert errors == []
+
+
+def test_page_shows_what_is_kept_and_toggles_it(browser, make_service, llm):
+    """Nothing kept by default, said in the header; thumbs and regenerate say they were not kept; the
+    settings turn logging on (saved in the store) and the next answer and rating are kept."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
+    svc = make_service(llm.base_url)
+    store = Path(svc.config.store_dir)
+    errors: list[str] = []
+    with live_server(create_app(svc, token=TOKEN)) as url:
+        page = browser.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}/?token={TOKEN}")
+        state = page.locator("#keep-state")
+        expect(state).to_have_text("Not keeping transcripts or ratings")
+
+        page.get_by_label("Your question").fill(QUESTION)
+        page.get_by_role("button", name="Send", exact=True).click()
+        answer = page.locator("article.answer").first
+        expect(answer).to_contain_text("Here is what I found")
+        good = answer.get_by_role("button", name="Good answer")
+        good.click()
+        expect(answer.get_by_role("status")).to_have_text(
+            "Not recorded: ratings are not being kept (turn on “Keep ratings” above)")
+        expect(good).to_have_attribute("aria-pressed", "false")
+        answer.get_by_role("button", name="Bad answer").click()  # no note box for a rating nobody keeps
+        expect(answer.get_by_role("textbox", name="What went wrong?")).to_be_hidden()
+        answer.get_by_role("button", name="Regenerate answer").click()
+        expect(page.locator("article.answer").nth(1)).to_contain_text(
+            "Not kept: transcripts are off, so neither answer is saved.")
+        assert not store.exists()
+
+        # turn it on in the settings: saved in the store, the header says what is kept now
+        page.locator("#keep-box summary").click()
+        transcripts = page.get_by_role("checkbox", name="Keep transcripts")
+        text = page.get_by_role("checkbox", name="Keep the text of questions and answers")
+        expect(text).to_be_disabled()
+        transcripts.check()
+        expect(state).to_have_text("Keeping transcripts (without their text) for 90 days; not keeping ratings")
+        expect(text).to_be_enabled()
+        text.check()
+        expect(state).to_have_text(
+            "Keeping transcripts (with the text of questions and answers) for 90 days; not keeping ratings")
+        page.get_by_role("checkbox", name="Keep ratings").check()
+        expect(state).to_have_text("Keeping transcripts (with the text of questions and answers) and ratings for 90 days")
+        days = page.get_by_role("spinbutton", name="Days to keep")
+        days.fill("30")
+        days.press("Enter")
+        expect(state).to_have_text(
+            "Keeping transcripts (with the text of questions and answers) and ratings for 30 days")
+        assert json.loads((store / "settings.json").read_text()) == {
+            "transcripts": True, "content": True, "feedback": True, "retention_days": 30}
+
+        page.get_by_label("Your question").fill(QUESTION)
+        page.get_by_role("button", name="Send", exact=True).click()
+        answers = page.locator("article.answer")
+        expect(answers).to_have_count(3)
+        third = answers.nth(2)
+        third.get_by_role("button", name="Good answer").click()
+        expect(third.get_by_role("status")).to_have_text("Thanks")
+        [kept] = load_turns(store)
+        assert kept.turn_id == third.get_attribute("data-turn-id") and kept.has_content and kept.rating == 1
+
+        # a reload reads the saved choice back
+        page.reload()
+        expect(state).to_have_text("Keeping transcripts (with the text of questions and answers) and ratings for 30 days")
         page.close()
     assert errors == []

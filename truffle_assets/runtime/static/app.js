@@ -4,7 +4,7 @@
 
 const TOKEN_KEY = "truffle.token";
 const $ = (sel) => document.querySelector(sel);
-const state = { history: [], conversationId: null };
+const state = { history: [], conversationId: null, keep: null };
 
 // ---- token: ?token= once (then removed from the address bar), else sessionStorage ----------------
 (function takeTokenFromUrl() {
@@ -26,6 +26,7 @@ $("#token-form").addEventListener("submit", (ev) => {
   if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
   $("#token-box").open = false;
   setStatus("");
+  loadKeep();
 });
 
 function setStatus(text) { $("#status").textContent = text; }
@@ -83,6 +84,9 @@ function showAnswer(turn, afterNode) {
   const notices = node.querySelector(".notices");
   if (turn.fallback) notices.appendChild(el("div", "", "Retrieval-only answer (model: " + turn.fallback + ")."));
   if (turn.refused) notices.appendChild(el("div", "", "Refused by the memory-safety rule."));
+  if (turn.reroll_of && turn.kept === false) {
+    notices.appendChild(el("div", "", "Not kept: transcripts are off, so neither answer is saved."));
+  }
   const weak = new Set(turn.uncertain || []);
   if (weak.size) notices.appendChild(el("div", "", "Some cited evidence is weak (marked ?)."));
 
@@ -116,7 +120,13 @@ function wireFeedback(node, turnId) {
 
   async function rate(rating, text) {
     try {
-      await api("POST", "/api/feedback", { turn_id: turnId, rating, note: text || "" });
+      const r = await api("POST", "/api/feedback", { turn_id: turnId, rating, note: text || "" });
+      if (r && r.recorded === false) {  // the person keeps no ratings: say so, do not pretend
+        ack.textContent = "Not recorded: ratings are not being kept (turn on “Keep ratings” above)";
+        ack.classList.add("off");
+        return false;
+      }
+      ack.classList.remove("off");
       up.setAttribute("aria-pressed", String(rating === 1));
       down.setAttribute("aria-pressed", String(rating === -1));
       ack.textContent = rating === 0 ? "Rating cleared" : (text ? "Thanks, note sent" : "Thanks");
@@ -179,6 +189,45 @@ async function openEvidence(messageId) {
   }
 }
 $("#evidence-close").addEventListener("click", () => { $("#evidence-panel").hidden = true; });
+
+// ---- what is kept: the person's choice, GET/PUT /api/settings (saved in the chat's store) ----------
+const keepBoxes = { transcripts: $("#keep-transcripts"), content: $("#keep-content"), feedback: $("#keep-feedback") };
+
+function showKeep(s) {
+  state.keep = s;
+  $("#keep-state").textContent = s.summary;
+  for (const [k, box] of Object.entries(keepBoxes)) box.checked = Boolean(s[k]);
+  keepBoxes.content.disabled = !s.transcripts;  // text is only kept alongside its transcript
+  const days = $("#keep-days");
+  if (document.activeElement !== days) days.value = String(s.retention_days);  // never under the person's typing
+}
+
+async function loadKeep() {
+  try { showKeep(await api("GET", "/api/settings")); }
+  catch (e) { $("#keep-state").textContent = "What is kept: unknown (" + e.message + ")"; }
+}
+
+async function saveKeep(change) {
+  try { showKeep(await api("PUT", "/api/settings", change)); }
+  catch (e) {
+    setStatus("Could not save what is kept: " + e.message);
+    if (state.keep) showKeep(state.keep);
+  }
+}
+
+for (const [k, box] of Object.entries(keepBoxes)) {
+  box.addEventListener("change", () => saveKeep({ [k]: box.checked }));
+}
+function commitDays() {
+  const box = $("#keep-days");
+  const n = Number(box.value);
+  if (state.keep && n === state.keep.retention_days) return;
+  if (Number.isInteger(n) && n >= 1 && n <= 3650) saveKeep({ retention_days: n });
+  else if (state.keep) box.value = String(state.keep.retention_days);
+}
+$("#keep-days").addEventListener("change", commitDays);
+$("#keep-days").addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); commitDays(); } });
+loadKeep();
 
 // ---- asking ---------------------------------------------------------------------------------------
 $("#ask-form").addEventListener("submit", async (ev) => {
