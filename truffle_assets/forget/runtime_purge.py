@@ -43,7 +43,7 @@ LOCK_WAIT_S = 60.0  # a trace write holds the log lock for milliseconds; a forge
 _SCAN_ABOVE = 64  # more needles than this: one pass over the text instead of one search per needle
 _WORD = re.compile(r"\w+")
 _BREAKS = re.compile(r"\s*[\r\n]+\s*")
-_SPACES = re.compile(r"\s+")
+_SPACES = re.compile(r"\s{2,}|[^\S ]")  # a run, or one tab/NBSP/...: single spaces stay as they are (fast)
 
 
 class LedgerError(ValueError):
@@ -61,7 +61,10 @@ class Forgotten:
 # ---- matching ----------------------------------------------------------------------------------
 
 def _norm(s: str) -> str:
-    return _SPACES.sub(" ", _BREAKS.sub(" / ", s.casefold())).strip()
+    s = s.casefold()
+    if "\n" in s or "\r" in s:
+        s = _BREAKS.sub(" / ", s)
+    return _SPACES.sub(" ", s).strip()
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -95,15 +98,14 @@ class _Matcher:
         return bool(self.words or self.other_ids or self.needles)
 
     def hits(self, value: Any) -> bool:
-        strings = list(_strings(value))
-        for s in strings:
-            if self.words and not self.words.isdisjoint(_WORD.findall(s)):
-                return True
-            if any(i in s for i in self.other_ids):
-                return True
+        text = "\x00".join(_strings(value))  # \x00: neither a word character nor a space, so no id
+        if self.words and not self.words.isdisjoint(_WORD.findall(text)):  # or quote spans two fields
+            return True
+        if any(i in text for i in self.other_ids):
+            return True
         if not self.needles:
             return False
-        hay = "\x00".join(_norm(s) for s in strings)  # \x00: no quote spans two fields
+        hay = _norm(text)
         if len(self.needles) <= _SCAN_ABOVE:
             return any(n in hay for n in self.needles)
         k = MIN_QUOTE_CHARS
@@ -287,16 +289,15 @@ def _is_duckdb_lock_error(exc: Exception) -> bool:
 
 def _purge_log(path: Path, matcher: _Matcher, dry_run: bool) -> int:
     """Traces in one retrieval log (table and spool) that name a forgotten id or quote a text."""
-    import duckdb
-
-    from truffle_assets.retrieval.log import RetrievalLog
-
-    log = RetrievalLog(path)
-    spooled = sorted([*log.spool_dir.glob("*.json"), *log.spool_dir.glob("*.bad")]) if log.spool_dir.is_dir() else []
+    # named as `retrieval.log.RetrievalLog` names them (importing that package costs seconds: the index)
+    lock_path, spool_dir = path.with_name(path.name + ".lock"), path.with_name(path.name + ".spool")
+    spooled = sorted([*spool_dir.glob("*.json"), *spool_dir.glob("*.bad")]) if spool_dir.is_dir() else []
     if not path.is_file() and not spooled:
         return 0
+    import duckdb
+
     n = 0
-    with _flock(log.lock_path, create=not dry_run):  # the writers' protocol: flock first, then DuckDB's own lock
+    with _flock(lock_path, create=not dry_run):  # the writers' protocol: flock first, then DuckDB's own lock
         for p in spooled:
             try:
                 text = p.read_text(encoding="utf-8", errors="replace")

@@ -331,15 +331,19 @@ def test_a_damaged_dataset_loses_the_rows_and_keeps_failing_its_check(base, tmp_
 
 def test_many_texts_take_the_scanning_path_with_the_same_answers():
     texts = [f"message number {i:04d} about the flat" for i in range(200)]
-    many, few = _Matcher([], texts), _Matcher([], texts[:3])
+    many = _Matcher([], texts)
     assert len(many.needles) > 64
-    for hay, want in ((f"xx MESSAGE NUMBER 0199 ABOUT THE FLAT yy", True), ("message number 0200 about the flat", False),
-                      ("message number 0001\n  about the flat", False), ("message number 0002 / about the flat", False)):
-        assert many.hits({"a": [hay]}) is want
+    hays = ["xx MESSAGE NUMBER 0199 ABOUT THE FLAT yy", "message number 0200 about the flat",
+            "message number 0001\n  about the flat", "message number 0002 / about the flat",
+            "message  number\t0003 about\u00a0the flat", "message number 0004 about the fla"]
+    wanted = [True, False, False, False, True, False]
+    assert [many.hits({"a": [h]}) for h in hays] == wanted
+    # the same texts, a few at a time (the search-per-text path), give the same answers
+    assert [any(_Matcher([], texts[k:k + 50]).hits([h]) for k in range(0, 200, 50)) for h in hays] == wanted
     # line breaks are read the way the prompt renders them
     wrapped = _Matcher([], ["first line of it\nsecond line"])
-    assert wrapped.hits("[msg:x] A: first line of it / second line") and wrapped.hits("FIRST LINE OF IT\r\n second line")
-    assert few.hits(["message number 0002 about the flat"]) and not few.hits(["message number 0003 about the flat"])
+    assert wrapped.hits("[msg:x] A: first line of it / second line")
+    assert wrapped.hits("FIRST LINE OF IT\r\n second line") and not wrapped.hits("first line of it second line")
     ids = _Matcher(["abc123", "msg-1"], [])
     assert ids.hits("[msg:abc123]") and not ids.hits("xabc1234") and ids.hits("see msg-1 here")
 
