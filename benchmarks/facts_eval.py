@@ -23,15 +23,30 @@ evidence message ids of matched facts that are among that ground-truth fact's me
 Supersession: for single-valued predicates (lives_in, job, diet, partner) each ended ground-truth value
 must have valid_to set, and superseded_by must name the fact matched to its successor when there is one.
 
-The last line is `fact_precision=<p> fact_recall=<r> evidence_correct=<share>`.
+Held-out sets (benchmarks/heldout/, frozen; written without looking at the rules): the same pipeline
+runs on them, and `benchmarks.heldout_facts` scores the predictions against the annotations (attribute
+map from the annotators' vocabulary to our predicates, value normalization; precision, lenient precision,
+recall, evidence, supersession: see that module's doc).
+- natural: 11 exports of one user (English and Hinglish), 167 annotated facts, 55 distractor lines; the
+  user is the annotations' user (the exporter detection is printed beside it).
+- fixtures: the real third-party exports in ../shared/fixtures/whatsapp (TRUFFLE_FIXTURES overrides),
+  each file its own chat, every author taken as "the user" in turn (facts are scored per file and
+  speaker), 35 annotated self-statements (23 clear, 12 borderline).
+
+The last line is `fact_precision=<p> fact_recall=<r> heldout_precision=<hp> heldout_recall=<hr>
+evidence_correct=<e>`: p and r are the synthetic figures, hp, hr and e the natural held-out set's
+(e: share of matched facts citing an annotated line); the fixtures figures are on the line above.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,15 +57,14 @@ import polars as pl  # noqa: E402
 from truffle_assets.memory.facts.consolidation import consolidate  # noqa: E402
 from truffle_assets.memory.facts.extraction import extract_claims  # noqa: E402
 from truffle_assets.memory.facts.values import compatible, value_tokens  # noqa: E402
-from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
+from truffle_assets.exports import author_profile, detect_user, load_chat, scan_exports  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
+from benchmarks import heldout_facts as hf  # noqa: E402
 
 USER = "Arjun Mehta"
 SUPERSEDING = ("lives_in", "job", "diet", "partner")
-
-
-
-
+HELDOUT = ROOT / "benchmarks" / "heldout"
+FIXTURES = Path(os.environ.get("TRUFFLE_FIXTURES", ROOT.parent / "shared" / "fixtures" / "whatsapp"))
 
 
 def corpus(work: Path, tokens: int, chats: int, seed: int) -> tuple[Path, dict]:
@@ -175,14 +189,7 @@ def score(facts: pl.DataFrame, gt: dict) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tokens", type=int, default=400_000)
-    ap.add_argument("--chats", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".work")
-    args = ap.parse_args(argv)
-
+def run_synthetic(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     exports, gt = corpus(args.work, args.tokens, args.chats, args.seed)
     messages = load_messages(exports, gt.get("user", USER))
@@ -193,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
     t3 = time.perf_counter()
     s = score(facts, gt)
 
-    print(f"corpus {exports} ({messages.height:,} messages, {gt.get('approx_tokens', 0):,} tokens); text: {how}")
+    print(f"== synthetic corpus {_rel(exports)} ({messages.height:,} messages, {gt.get('approx_tokens', 0):,} tokens); text: {how}")
     print(f"load {t1 - t0:.1f}s, redact+normalize {t2 - t1:.1f}s, extract+consolidate {t3 - t2:.2f}s; "
           f"{claims.height} claims -> {facts.height} facts")
     print()
@@ -214,8 +221,163 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  {'OK  ' if ok else 'FAIL'} {name}: {detail}")
     print(f"matched {s['matched']}/{s['predicted']} predicted, {s['gt_hit']}/{s['gt']} ground truth; "
           f"evidence_correct_all={s['evidence_correct_all']:.3f}")
-    print(f"fact_precision={s['precision']:.3f} fact_recall={s['recall']:.3f} evidence_correct={s['evidence_correct']:.3f}")
+    print(f"synthetic: fact_precision={s['precision']:.3f} fact_recall={s['recall']:.3f} "
+          f"evidence_correct={s['evidence_correct']:.3f}")
     return s
+
+
+# ---- held-out sets -----------------------------------------------------------------------------------
+
+def _rel(path: Path) -> str:
+    """A path as printed: relative to the repository (or ../ for shared/), the same in every clone."""
+    path = Path(path).resolve()
+    for base, prefix in ((ROOT, ""), (ROOT.parent, "../")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return str(path)
+
+
+def _line_ids(messages: pl.DataFrame, key) -> dict[tuple[str, int], str]:
+    """(file key, header line) -> message id, for resolving annotated lines."""
+    return {(key(r["chat_id"], r["source_file"]), r["line_start"]): r["id"]
+            for r in messages.select("id", "chat_id", "source_file", "line_start").iter_rows(named=True)}
+
+
+def _print_predictions(preds: list[hf.Predicted], sc: hf.Score, annotated: list[hf.Annotated], label=lambda s: s) -> None:
+    ann = {a.id: a for a in annotated}
+    print(f"{'predicted fact':52} {'valid_to':>10} {'ev':>3}  verdict")
+    for p in sorted(preds, key=lambda p: (p.subject, p.predicate, p.first_seen or date.min)):
+        a = ann.get(sc.matches[p.id] or "")
+        v = sc.verdict[p.id]
+        if v == "matched":
+            ok = sum(1 for e in p.evidence if e in a.evidence)
+            v = f"{a.id} [{a.attribute}={a.value}] ({ok}/{len(p.evidence)} evidence ok)"
+        elif v == "distractor" and a is not None:
+            v += f" (would match {a.id})"
+        who = label(p.subject)
+        text = f"{who + ': ' if who else ''}{p.predicate}={p.value}"[:52]
+        print(f"{text:52} {str(p.valid_to or ''):>10} {len(p.evidence):>3}  {v}")
+
+
+def _print_summary(name: str, sc: hf.Score) -> None:
+    groups = ", ".join(f"{k} {f}/{n}" for k, (f, n) in sc.by_group.items())
+    print(f"{name}: {sc.predicted} predicted = {sc.matched} matched + {sc.distractor_hits} on distractor lines + "
+          f"{sc.unannotated} unannotated + {sc.wrong} wrong; found {sc.found}/{sc.annotated} "
+          f"(loosely, counting every fact a prediction matches: {sc.found_any}); {groups}")
+    print(f"{name}: evidence {sc.evidence_ok}/{sc.matched} matched facts cite an annotated line "
+          f"(evidence ids {sc.evidence_ids_ok}/{sc.evidence_ids}); supersession: {sc.closed}/{sc.ended_found} "
+          f"ended facts found were closed, {sc.linked}/{sc.link_cases} linked to their successor; "
+          f"stale (still current): {', '.join(sc.stale) or 'none'}")
+
+
+def run_natural(root: Path = HELDOUT / "natural") -> hf.Score:
+    ann = json.loads((root / "annotations.json").read_text(encoding="utf-8"))
+    user = ann["user"]
+    t0 = time.perf_counter()
+    chats = scan_exports(root)
+    detected = detect_user({cid: [author_profile(p) for p in paths] for cid, paths in chats.items()})
+    messages = pl.concat([load_chat(cid, paths, user=user).rows for cid, paths in sorted(chats.items())])
+    inputs, how = normalized_messages(messages)
+    claims, facts = facts_for(inputs)
+    took = time.perf_counter() - t0
+    annotated, distractors = hf.natural_annotations(ann, _line_ids(messages, lambda _c, f: Path(f).name))
+    preds = hf.predicted_from_rows(facts.filter(pl.col("subject") == user).iter_rows(named=True))
+    sc = hf.score(preds, annotated, distractors)
+
+    print(f"== held-out natural {_rel(root)} ({len(chats)} chats, {messages.height:,} messages; "
+          f"user {user}, detected {detected}); text: {how}; {took:.1f}s")
+    print(f"{claims.height} claims -> {facts.height} facts, {len(preds)} about the user")
+    print()
+    _print_predictions(preds, sc, annotated, label=lambda _s: "")
+    missed = [a for a in annotated if a.id not in sc.found_ids]
+    by_attr: dict[str, list[str]] = {}
+    for a in missed:
+        by_attr.setdefault(a.attribute if a.attribute in hf.ATTRIBUTE_PREDICATES else "(no predicate) " + a.attribute.split(".")[0],
+                           []).append(a.id)
+    print()
+    print(f"annotated facts missed ({len(missed)}):")
+    for k in sorted(by_attr):
+        print(f"  {k}: {', '.join(by_attr[k])}")
+    _print_summary("natural", sc)
+    print(f"natural: heldout_precision={sc.precision:.3f} lenient_precision={sc.lenient_precision:.3f} "
+          f"heldout_recall={sc.recall:.3f} evidence_correct={sc.evidence_correct:.3f} "
+          f"supersession_closed={sc.closed}/{sc.ended_found}")
+    return sc
+
+
+def run_fixtures(root: Path = FIXTURES, ann_path: Path = HELDOUT / "fixtures" / "annotations.json") -> hf.Score | None:
+    if not root.is_dir():
+        print(f"== held-out fixtures: skipped ({root} not found)")
+        return None
+    ann = json.loads(ann_path.read_text(encoding="utf-8"))
+    t0 = time.perf_counter()
+    file_of: dict[str, str] = {}
+    frames, failed = [], []
+    for i, f in enumerate(x for x in ann["files"] if x["export"]):
+        cid = f"fx{i:03d}"
+        try:
+            rows = load_chat(cid, [root / f["file"]]).rows
+        except Exception as e:  # a fixture the parser refuses: its annotated facts count as missed
+            failed.append(f"{f['file']}: {type(e).__name__}: {e}"[:160])
+            continue
+        file_of[cid] = f["file"]
+        # every author is "the user" in turn: extraction reads is_user messages and names the author
+        frames.append(rows.with_columns(is_user=pl.col("author").is_not_null()))
+    messages = pl.concat(frames, how="vertical_relaxed")
+    inputs, how = normalized_messages(messages)
+    msgs = inputs.filter(pl.col("kind") == "message")
+    claims = extract_claims(msgs)
+    # a speaker is one person only within one file
+    claims = claims.with_columns(subject=pl.col("chat_id").replace_strict(file_of) + "\x1f" + pl.col("subject"))
+    facts = consolidate(claims)
+    took = time.perf_counter() - t0
+
+    def subject_of(file: str, speaker: str) -> str:
+        return f"{file}\x1f{speaker}"
+    annotated = hf.fixture_annotations(ann, _line_ids(messages, lambda c, _f: file_of[c]), subject_of)
+    preds = hf.predicted_from_rows(facts.iter_rows(named=True))
+    sc = hf.score(preds, annotated)
+    print(f"== held-out fixtures {_rel(root)} ({len(file_of)} files loaded, {len(failed)} refused, "
+          f"{messages.height:,} messages, every author as the user); text: {how}; {took:.1f}s")
+    for f in failed:
+        print(f"  refused: {f}")
+    print(f"{claims.height} claims -> {facts.height} facts")
+    print()
+    _print_predictions(preds, sc, annotated, label=lambda s: s.split("\x1f")[-1])
+    missed = [a for a in annotated if a.id not in sc.found_ids]
+    print()
+    print(f"annotated facts missed ({len(missed)}): " + ", ".join(f"{a.id} [{a.attribute}={a.value}]" for a in missed))
+    _print_summary("fixtures", sc)
+    return sc
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tokens", type=int, default=400_000)
+    ap.add_argument("--chats", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".work")
+    ap.add_argument("--skip-synthetic", action="store_true", help="held-out sets only (synthetic figures print as na)")
+    args = ap.parse_args(argv)
+
+    syn = None if args.skip_synthetic else run_synthetic(args)
+    print()
+    nat = run_natural()
+    print()
+    fx = run_fixtures()
+    print()
+    fmt = lambda v: "na" if v is None else f"{v:.3f}"  # noqa: E731
+    if fx is not None:
+        clear = fx.by_group.get("strength:clear", (0, 0))
+        print(f"fixtures_precision={fmt(fx.precision if fx.predicted else None)} fixtures_recall={fmt(fx.recall)} "
+              f"fixtures_recall_clear={fmt(clear[0] / clear[1] if clear[1] else None)} "
+              f"fixtures_evidence_correct={fmt(fx.evidence_correct if fx.matched else None)}")
+    else:
+        print("fixtures_precision=na fixtures_recall=na fixtures_recall_clear=na fixtures_evidence_correct=na")
+    print(f"fact_precision={fmt(syn and syn['precision'])} fact_recall={fmt(syn and syn['recall'])} "
+          f"heldout_precision={fmt(nat.precision if nat.predicted else None)} heldout_recall={fmt(nat.recall)} "
+          f"evidence_correct={fmt(nat.evidence_correct if nat.matched else None)}")
+    return {"synthetic": syn, "natural": nat, "fixtures": fx}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,451 @@
+"""Scoring extracted facts against the frozen held-out annotations (benchmarks/heldout/).
+
+The annotators used their own vocabulary (`category.attribute`, free-text values such as "Senior
+Software Engineer (Swiggy)"), written without looking at the extractor. This module decides, for
+each predicted fact, which annotated fact (if any) it states, using only two things: the attribute
+map below and value normalization. It never looks at evidence lines to decide whether a prediction
+counts; evidence is scored separately, after matching.
+
+Matching (a predicted fact P matches an annotated fact A when all hold):
+- same person: P's subject is A's speaker (the natural set: the exporting user);
+- attribute: P's predicate is one of `ATTRIBUTE_PREDICATES[A.category.attribute]`. Annotated
+  attributes with no entry (allergies, possessions, skills, ...) cannot be matched: the extractor has
+  no predicate for them, and they stay in the recall denominator;
+- value: after `tokens` (lower-case, accents stripped, punctuation split, stop words dropped, a few
+  spelling aliases, light plural/-ing stemming), P's content words are contained in A's whole value,
+  or A's core (A without its parenthesised remarks) is contained in P's; P must say something besides
+  numbers and month names; and a negation or ending word ("stopped", "cannot", "non", "sold", ...) on
+  one side only blocks the match ("badminton" never matches "stopped playing badminton"). Birthdays
+  compare day and month.
+- when P matches several annotated facts, the one sharing most words wins (|P ∩ A| / |P ∪ A.core|);
+  a tie goes to the one in force when P was first said (latest valid_from on or before it), then the
+  nearest valid_from.
+
+Scores (`score`):
+- a prediction that cites a listed distractor line (a hypothetical, a plan, a joke, another person's
+  fact, ...) is a false positive when it states that line's wrong claim (the same matcher, against the
+  claim's attribute and value) or when it matches no annotated fact. A line can hold a real fact and a
+  distractor at once ("not allergic to X, I'm vegetarian"); a prediction of the real fact stays right;
+- precision = matched predictions / all predicted facts about the subject(s), current and past alike;
+- lenient precision also counts as right the unmatched predictions whose predicate no annotated
+  attribute maps to (e.g. `friend`: the annotators did not annotate friendships, so the set cannot
+  say they are wrong); every other unmatched prediction is wrong, since the annotators read every
+  message and recorded every first-person fact;
+- recall = annotated facts matched by at least one (non-distractor) prediction / all annotated facts
+  (a prediction credits only its best match; `found_any` also counts facts a prediction matched less
+  well than another, e.g. an annotated restatement);
+- evidence = share of matched predictions whose evidence ids include the annotated message or one of
+  its restatements (`also_stated`); evidence_ids = share of all evidence ids of matched predictions
+  that are such lines;
+- supersession: for every annotated fact with a valid_to (it ended) that was found, was it closed
+  (valid_to set on a matching prediction)? and, when an annotated fact supersedes it and that was
+  found too, does superseded_by name a prediction matching the successor? A found, ended fact left
+  open is "stale" (the profile would still show it as current).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+# ---- attribute map: annotators' `category.attribute` -> the extractor's predicates ------------------
+# Written from the annotation vocabulary and the extractor's predicate list; a predicate maps where
+# it says the same kind of thing (a hobby the user loves is a generic `favourite`).
+_FAV = ("favourite",)
+ATTRIBUTE_PREDICATES: dict[str, tuple[str, ...]] = {
+    # identity, places
+    "identity.name": ("name",),
+    "identity.nickname": ("name",),
+    "identity.hometown": ("hometown",),
+    "identity.birthplace": ("hometown",),
+    "identity.birthday": ("birthday",),
+    "location.city": ("lives_in", "moved"),
+    "location.neighbourhood": ("lives_in", "moved"),
+    "home.home_type": ("lives_in",),
+    # work and study
+    "work.employer": ("job", "started_job"),
+    "work.job_title": ("job",),
+    "work.profession": ("job",),
+    "work.first_job": ("job", "started_job"),
+    "work.internship": ("job",),
+    "work.job_offer": ("job", "started_job"),
+    "work.job_change": ("left_job", "started_job"),
+    "work.employment": ("job",),
+    "work.research": ("job",),
+    "work.work_event": ("completed",),
+    "education.degree": ("completed",),
+    "education.certification": ("completed",),
+    "education.class12": ("completed",),
+    "education.current": ("goal",),
+    "education.current_course": ("goal",),
+    "achievements.race": ("completed",),
+    "achievements.reading": ("completed",),
+    "achievements.talk": ("completed",),
+    "achievements.longest_run": ("completed",),
+    "goals.goal": ("goal",),
+    "languages.learning": ("goal",),
+    "work.skill": ("goal",),  # "learning Rust"
+    # people
+    "relationships.partner": ("partner",),
+    "relationships.status": ("partner", "engaged"),
+    "relationships.dating_since": ("partner",),
+    "family.sister": ("sister",),
+    "family.brother": ("brother",),
+    "pets.dog": ("pet",),
+    "pets.cat": ("pet",),
+    # tastes and pastimes
+    "diet.diet": ("diet",),
+    "preferences.favourite_food": ("favourite_food",) + _FAV,
+    "preferences.favourite_dessert": ("favourite_food",) + _FAV,
+    "preferences.favourite_cuisine": ("favourite_food",) + _FAV,
+    "preferences.favourite_movie": ("favourite_movie",) + _FAV,
+    "preferences.favourite_show": ("favourite_show",) + _FAV,
+    "preferences.favourite_author": ("favourite_author", "favourite_book") + _FAV,
+    "preferences.favourite_band": ("favourite_music",) + _FAV,
+    "preferences.favourite_song": ("favourite_music",) + _FAV,
+    "preferences.favourite_place": ("favourite_place", "favourite_city") + _FAV,
+    "preferences.favourite_season": _FAV,
+    "preferences.favourite_cricketer": ("favourite_sport",) + _FAV,
+    "preferences.cricket_team": ("favourite_team", "favourite_sport") + _FAV,
+    "preferences.football_club": ("favourite_team", "favourite_sport") + _FAV,
+    "preferences.drink": ("favourite_drink",) + _FAV,
+    "preferences.likes": _FAV,
+    "hobbies.hobby": ("favourite_sport",) + _FAV,
+    "hobbies.gaming": ("favourite_sport",) + _FAV,
+    "hobbies.activity": _FAV,
+    "hobbies.cooking_speciality": ("favourite_food",) + _FAV,
+    "hobbies.volunteering": _FAV,
+    "hobbies.gym": _FAV,
+    # travel
+    "travel.past_trip": ("trip",),
+    "travel.international": ("trip",),
+    "travel.trip": ("trip",),
+}
+MAPPED_PREDICATES = frozenset(p for ps in ATTRIBUTE_PREDICATES.values() for p in ps)
+
+# ---- value normalization ---------------------------------------------------------------------------
+_STOP = frozenset("""
+a an the my our your his her their its this that these those it i me we he she they you
+to for of at in on and or as with by from into about is are was were be been am has have had
+mein me ka ki ke se hai hain hoon hu hun toh to bhi wala wali wale aur ko ne
+""".split())
+# A negation or ending on one side only means the opposite fact ("stopped playing badminton").
+_NEGATORS = frozenset({"not", "no", "non", "never", "cannot", "cant", "dont", "stopped", "stop", "quit",
+                       "sold", "cancelled", "canceled", "ex", "former", "nahi", "nahin"})
+_MONTHS = {m: i for i, ms in enumerate((
+    ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+    ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+    ("dec", "december")), 1) for m in ms}
+# Spellings of one thing: phrase-level rewrites before tokenizing, then word aliases.
+_PHRASES = ((re.compile(r"\bnon[\s\-]*veg(?:etarian)?\b"), "nonvegetarian"), (re.compile(r"\bveg\b"), "vegetarian"),
+            (re.compile(r"\bb\.?\s?tech\b"), "btech"), (re.compile(r"['’]s\b"), ""), (re.compile(r"&"), " and "))
+_ALIASES = {"bengaluru": "bangalore", "blr": "bangalore", "bombay": "mumbai", "madras": "chennai",
+            "gf": "girlfriend", "bf": "boyfriend", "fiance": "fiancee", "colour": "color", "favorite": "favourite"}
+_GENERIC = frozenset({"first", "new", "old", "big", "good", "best", "one", "two", "three"}) | frozenset(_MONTHS)
+
+
+def _fold(s: str) -> str:
+    return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().lower()
+
+
+def _stem(w: str) -> str:
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2]:  # running -> run, swimming -> swim
+            w = w[:-1]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return w
+
+
+def tokens(value: str) -> frozenset[str]:
+    """Content words of a value, comparable across spellings."""
+    s = _fold(value)
+    for pat, rep in _PHRASES:
+        s = pat.sub(rep, s)
+    out = set()
+    for w in re.findall(r"[a-z0-9]+", s):
+        if w in _STOP:
+            continue
+        out.add(_stem(_ALIASES.get(w, w)))
+    return frozenset(out)
+
+
+def core(value: str) -> str:
+    """The value without its parenthesised remarks: 'Naina (girlfriend)' -> 'Naina'."""
+    return re.sub(r"\s*\([^)]*\)", "", value).strip() or value
+
+
+def _month_day(value: str) -> tuple[int, int] | None:
+    """(month, day) of '--08-14', '1995-08-14', '14 August', 'August 14th'."""
+    m = re.fullmatch(r"(?:\d{4}|-)-(\d{2})-(\d{2})", value.strip())
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    s = _fold(value)
+    m = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)", s)
+    if m and m.group(2) in _MONTHS:
+        return _MONTHS[m.group(2)], int(m.group(1))
+    m = re.search(r"\b([a-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?\b", s)
+    if m and m.group(1) in _MONTHS:
+        return _MONTHS[m.group(1)], int(m.group(2))
+    return None
+
+
+def value_score(predicate: str, predicted: str, annotated: str) -> float | None:
+    """How well a predicted value states an annotated one: None when it does not, else in (0, 1]."""
+    if predicate == "birthday":
+        a, b = _month_day(predicted), _month_day(annotated)
+        return 1.0 if a is not None and a == b else None
+    p, whole, c = tokens(predicted), tokens(annotated), tokens(core(annotated))
+    if not (p - _GENERIC) or not any(not w.isdigit() for w in p - _GENERIC):
+        return None  # only numbers or month names: says nothing on its own
+    if bool(p & _NEGATORS) != bool(c & _NEGATORS):
+        return None
+    if not (p <= whole or (c and c <= p)):
+        return None
+    return len(p & whole) / len(p | c)
+
+
+# ---- annotated facts and predictions as plain records ----------------------------------------------
+
+@dataclass
+class Annotated:
+    id: str
+    subject: str  # who states it about themself
+    attribute: str  # "category.attribute"
+    value: str
+    evidence: frozenset[str]  # message ids of the stating line and its restatements
+    valid_from: date | None = None
+    valid_to: date | None = None
+    supersedes: str | None = None
+    language: str = ""
+    strength: str = "clear"
+
+
+@dataclass
+class Predicted:
+    id: str
+    subject: str
+    predicate: str
+    value: str
+    evidence: tuple[str, ...]
+    first_seen: date | None = None
+    valid_to: date | None = None
+    superseded_by: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _as_date(v) -> date | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, datetime):
+        return v.date()
+    if isinstance(v, date):
+        return v
+    return date.fromisoformat(str(v)[:10])
+
+
+def predicted_from_rows(rows) -> list[Predicted]:
+    """`facts` rows (dicts with the FACT_COLUMNS) as Predicted records."""
+    return [Predicted(r["id"], r["subject"], r["predicate"], r["value"], tuple(r["evidence_message_ids"] or ()),
+                      _as_date(r.get("first_seen_at")), _as_date(r.get("valid_to")), r.get("superseded_by"))
+            for r in rows]
+
+
+# ---- matching and scoring ----------------------------------------------------------------------------
+
+def best_match(p: Predicted, annotated: list[Annotated]) -> Annotated | None:
+    """The annotated fact `p` states, by attribute map and value alone (see the module doc)."""
+    cands = []
+    for a in annotated:
+        if a.subject != p.subject or p.predicate not in ATTRIBUTE_PREDICATES.get(a.attribute, ()):
+            continue
+        s = value_score(p.predicate, p.value, a.value)
+        if s is None:
+            continue
+        in_force = (p.first_seen is not None and (a.valid_from is None or a.valid_from <= p.first_seen)
+                    and (a.valid_to is None or p.first_seen < a.valid_to))
+        gap = abs((a.valid_from - p.first_seen).days) if a.valid_from and p.first_seen else 10**6
+        cands.append((-s, not in_force, gap, a.id, a))
+    return min(cands, key=lambda c: c[:4])[4] if cands else None
+
+
+@dataclass
+class Score:
+    predicted: int
+    matched: int
+    distractor_hits: int
+    unannotated: int  # unmatched, predicate outside the attribute map, not a distractor
+    wrong: int
+    annotated: int
+    found: int
+    found_any: int  # annotated facts some prediction matches, credited or not (a prediction credits one)
+    evidence_ok: int
+    evidence_ids_ok: int
+    evidence_ids: int
+    ended_found: int
+    closed: int
+    linked: int
+    link_cases: int
+    stale: list[str]
+    matches: dict[str, str | None]  # predicted id -> annotated id
+    verdict: dict[str, str]  # predicted id -> matched | distractor | unannotated | wrong
+    found_ids: set[str]
+    by_group: dict[str, tuple[int, int]]  # "language:en" / "strength:clear" / "mappable" -> (found, total)
+
+    @property
+    def precision(self) -> float:
+        return self.matched / self.predicted if self.predicted else 0.0
+
+    @property
+    def lenient_precision(self) -> float:
+        return (self.matched + self.unannotated) / self.predicted if self.predicted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.annotated if self.annotated else 0.0
+
+    @property
+    def evidence_correct(self) -> float:
+        return self.evidence_ok / self.matched if self.matched else 0.0
+
+    @property
+    def evidence_ids_correct(self) -> float:
+        return self.evidence_ids_ok / self.evidence_ids if self.evidence_ids else 0.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A distractor line's wrong user fact: the attributes it would be filed under and its value."""
+    attributes: tuple[str, ...]
+    value: str
+
+
+def parse_claims(claim: str) -> list[Claim]:
+    """'location.city = Pune; employer = Microsoft' -> claims; a bare name ('employer', 'diet') stands
+    for every mapped attribute of that category or with that attribute name (none: unmappable)."""
+    out = []
+    for part in claim.split(";"):
+        lhs, sep, rhs = part.partition("=")
+        lhs, rhs = lhs.strip(), rhs.strip()
+        if not sep or not rhs:
+            continue
+        if "." in lhs:
+            attrs = (lhs,)
+        else:
+            attrs = tuple(k for k in ATTRIBUTE_PREDICATES if lhs in k.split("."))
+        out.append(Claim(attrs, rhs))
+    return out
+
+
+def states_claim(p: Predicted, claim: Claim) -> bool:
+    return any(p.predicate in ATTRIBUTE_PREDICATES.get(a, ()) for a in claim.attributes) and \
+        value_score(p.predicate, p.value, claim.value) is not None
+
+
+def score(predicted: list[Predicted], annotated: list[Annotated],
+          distractors: dict[str, list[Claim]] | None = None) -> Score:
+    """Precision, recall, evidence and supersession of `predicted` against `annotated` (module doc).
+    `distractors`: message id of each distractor line -> the wrong claims it invites."""
+    distractors = distractors or {}
+    matches: dict[str, str | None] = {}
+    verdict: dict[str, str] = {}
+    hits: dict[str, list[Predicted]] = {}
+    ev_ok = ev_ids_ok = ev_ids = 0
+    for p in predicted:
+        a = best_match(p, annotated)
+        matches[p.id] = a.id if a else None
+        cited = [c for e in p.evidence for c in distractors.get(e, [])]
+        if any(e in distractors for e in p.evidence) and (a is None or any(states_claim(p, c) for c in cited)):
+            verdict[p.id] = "distractor"
+        elif a is not None:
+            verdict[p.id] = "matched"
+            hits.setdefault(a.id, []).append(p)
+            good = [e for e in p.evidence if e in a.evidence]
+            ev_ok += bool(good)
+            ev_ids_ok += len(good)
+            ev_ids += len(p.evidence)
+        elif p.predicate not in MAPPED_PREDICATES:
+            verdict[p.id] = "unannotated"
+        else:
+            verdict[p.id] = "wrong"
+    # supersession over the annotated facts that ended and were found
+    successor = {a.supersedes: a for a in annotated if a.supersedes}
+    ended_found = closed = linked = link_cases = 0
+    stale = []
+    for a in annotated:
+        if a.valid_to is None or a.id not in hits:
+            continue
+        ended_found += 1
+        ps = hits[a.id]
+        if any(p.valid_to is not None for p in ps):
+            closed += 1
+        else:
+            stale.append(a.id)
+        nxt = successor.get(a.id)
+        if nxt is not None and nxt.id in hits:
+            link_cases += 1
+            nxt_ids = {p.id for p in hits[nxt.id]}
+            linked += any(p.superseded_by in nxt_ids for p in ps)
+    credible = [p for p in predicted if verdict[p.id] != "distractor"]
+    found_any = sum(1 for a in annotated if any(
+        p.subject == a.subject and p.predicate in ATTRIBUTE_PREDICATES.get(a.attribute, ())
+        and value_score(p.predicate, p.value, a.value) is not None for p in credible))
+    groups: dict[str, list[int]] = {}
+    for a in annotated:
+        keys = [f"language:{a.language}"] if a.language else []
+        keys += [f"strength:{a.strength}", "mappable" if a.attribute in ATTRIBUTE_PREDICATES else "unmappable"]
+        for k in keys:
+            g = groups.setdefault(k, [0, 0])
+            g[0] += a.id in hits
+            g[1] += 1
+    counts = {v: sum(1 for x in verdict.values() if x == v) for v in ("matched", "distractor", "unannotated", "wrong")}
+    return Score(
+        predicted=len(predicted), matched=counts["matched"], distractor_hits=counts["distractor"],
+        unannotated=counts["unannotated"], wrong=counts["wrong"], annotated=len(annotated), found=len(hits), found_any=found_any,
+        evidence_ok=ev_ok, evidence_ids_ok=ev_ids_ok, evidence_ids=ev_ids, ended_found=ended_found, closed=closed,
+        linked=linked, link_cases=link_cases, stale=stale, matches=matches, verdict=verdict, found_ids=set(hits),
+        by_group={k: (v[0], v[1]) for k, v in sorted(groups.items())},
+    )
+
+
+# ---- the annotation files ----------------------------------------------------------------------------
+
+def natural_annotations(ann: dict, line_ids: dict[tuple[str, int], str]) -> tuple[list[Annotated], dict[str, list[Claim]]]:
+    """natural/annotations.json -> (annotated facts about the user, distractor message id -> claims).
+
+    `line_ids` maps (export file name, header line) to the pipeline's message id; a line it lacks is
+    an error (the freeze test checks every line parses, so this means the pipeline lost a message)."""
+    def mid(chat_file: str, line: int) -> str:
+        try:
+            return line_ids[(chat_file, line)]
+        except KeyError:
+            raise ValueError(f"{chat_file}:{line}: annotated line has no message in the pipeline's rows") from None
+
+    facts = []
+    for f in ann["facts"]:
+        ev = {mid(f["chat_file"], f["line"])} | {mid(s["chat_file"], s["line"]) for s in f.get("also_stated", [])}
+        facts.append(Annotated(
+            id=f["id"], subject=f["speaker"], attribute=f"{f['category']}.{f['attribute']}", value=f["value"],
+            evidence=frozenset(ev), valid_from=_as_date(f.get("valid_from")), valid_to=_as_date(f.get("valid_to")),
+            supersedes=f.get("supersedes"), language=f.get("language", "")))
+    distractors: dict[str, list[Claim]] = {}
+    for d in ann.get("distractors", []):
+        distractors.setdefault(mid(d["chat_file"], d["line"]), []).extend(parse_claims(d["claim"]))
+    return facts, distractors
+
+
+def fixture_annotations(ann: dict, line_ids: dict[tuple[str, int], str], subject_of) -> list[Annotated]:
+    """fixtures/annotations.json -> annotated facts; `subject_of(file, speaker)` is the subject key the
+    predictions of that file use (a speaker is only the same person within one file)."""
+    out = []
+    for f in ann["facts"]:
+        key = (f["file"], f["line"])
+        if key not in line_ids:
+            raise ValueError(f"{f['file']}:{f['line']}: annotated line has no message in the pipeline's rows")
+        out.append(Annotated(
+            id=f["id"], subject=subject_of(f["file"], f["speaker"]), attribute=f"{f['category']}.{f['attribute']}",
+            value=f["value"], evidence=frozenset({line_ids[key]}), strength=f.get("strength", "clear")))
+    return out

@@ -1,0 +1,114 @@
+"""The held-out fact scorer (benchmarks/heldout_facts.py) on small hand-made cases, and facts_eval's
+held-out run on the frozen natural set (real pipeline, no synthetic corpus: a few seconds)."""
+
+import re
+from datetime import date
+
+from benchmarks import facts_eval
+from benchmarks import heldout_facts as hf
+
+USER = "Asha Rao"
+
+
+def ann(id, attribute, value, evidence, **kw):
+    return hf.Annotated(id=id, subject=USER, attribute=attribute, value=value, evidence=frozenset(evidence), **kw)
+
+
+def pred(id, predicate, value, evidence, first_seen=date(2023, 1, 1), **kw):
+    return hf.Predicted(id=id, subject=USER, predicate=predicate, value=value, evidence=tuple(evidence),
+                        first_seen=first_seen, **kw)
+
+
+ANNOTATED = [
+    ann("emp", "work.employer", "Acme Corp (since 2020)", {"m1", "m2"}),
+    ann("city_pune", "location.city", "Pune", {"m5"}, valid_from=date(2021, 1, 1), valid_to=date(2023, 6, 1)),
+    ann("city_mumbai", "location.city", "Mumbai (moved for work)", {"m6"}, valid_from=date(2023, 6, 1),
+        supersedes="city_pune"),
+    ann("allergy", "health.allergy", "peanuts", {"m7"}),  # no predicate maps here: only ever missed
+    ann("diet", "diet.diet", "vegetarian", {"m8"}),  # its line also holds a distractor
+]
+DISTRACTORS = {"m9": hf.parse_claims("location.city = Delhi"), "m8": hf.parse_claims("health.allergy = prawns"),
+               "m10": hf.parse_claims("location.city = Mumbai")}
+
+
+def test_scores_a_match_a_distractor_and_wrong_evidence():
+    preds = [
+        pred("p_emp", "job", "Acme Corp", ["m1"]),  # matched, cites its line
+        pred("p_delhi", "lives_in", "Delhi", ["m9"]),  # the distractor's claim: a false positive
+        pred("p_pune", "lives_in", "Pune", ["m3"], first_seen=date(2021, 2, 1), valid_to=date(2023, 6, 1),
+             superseded_by="p_mumbai"),  # matched, but cites a line that does not state it
+        pred("p_mumbai", "lives_in", "Bombay", ["m6"], first_seen=date(2023, 6, 2)),  # alias of Mumbai
+        pred("p_friend", "friend", "Ravi", ["m4"]),  # nothing annotated could say it is wrong
+        pred("p_cat", "pet", "Whiskers", ["m4"]),  # a mapped predicate with no such annotation: wrong
+        pred("p_diet", "diet", "vegetarian", ["m8"]),  # the real fact on a line that also holds a distractor
+    ]
+    s = hf.score(preds, ANNOTATED, DISTRACTORS)
+    assert s.verdict == {"p_emp": "matched", "p_delhi": "distractor", "p_pune": "matched", "p_mumbai": "matched",
+                         "p_friend": "unannotated", "p_cat": "wrong", "p_diet": "matched"}
+    assert s.matches["p_pune"] == "city_pune" and s.matches["p_mumbai"] == "city_mumbai"
+    assert (s.matched, s.predicted) == (4, 7) and abs(s.precision - 4 / 7) < 1e-9
+    assert abs(s.lenient_precision - 5 / 7) < 1e-9
+    assert (s.found, s.annotated) == (4, 5)  # the allergy has no predicate
+    assert s.by_group["mappable"] == (4, 4) and s.by_group["unmappable"] == (0, 1)
+    assert (s.evidence_ok, s.matched) == (3, 4)  # p_pune cites m3, not m5
+    assert (s.closed, s.ended_found, s.linked, s.link_cases, s.stale) == (1, 1, 1, 1, [])
+
+
+def test_a_prediction_of_a_distractor_claim_that_is_also_true_later_is_still_a_false_positive():
+    # "moving to Mumbai next year" (m10) merged into the real move: it cites the plan
+    preds = [pred("p", "lives_in", "Mumbai", ["m10", "m6"])]
+    s = hf.score(preds, ANNOTATED, DISTRACTORS)
+    assert s.verdict == {"p": "distractor"} and s.found == 0 and s.precision == 0.0
+
+
+def test_an_ended_fact_left_open_is_stale_and_an_unlinked_close_is_counted():
+    preds = [pred("p_pune", "lives_in", "Pune", ["m5"], first_seen=date(2021, 2, 1)),
+             pred("p_mumbai", "lives_in", "Mumbai", ["m6"], first_seen=date(2023, 6, 2))]
+    s = hf.score(preds, ANNOTATED)
+    assert (s.closed, s.ended_found, s.stale) == (0, 1, ["city_pune"])
+    assert (s.linked, s.link_cases) == (0, 1)
+    preds[0].valid_to = date(2023, 6, 2)  # closed, but superseded_by names nothing
+    s = hf.score(preds, ANNOTATED)
+    assert (s.closed, s.linked, s.stale) == (1, 0, [])
+
+
+def test_value_matching():
+    vs = hf.value_score
+    assert vs("favourite", "badminton", "badminton (Saturdays)") is not None
+    assert vs("favourite", "badminton", "stopped playing badminton (since 2022)") is None  # negation on one side
+    assert vs("diet", "vegetarian", "non-vegetarian (eats chicken)") is None
+    assert vs("diet", "non veg", "non-vegetarian (eats chicken)") is not None
+    assert vs("birthday", "--08-14", "14 August") == 1.0 and vs("birthday", "1995-08-14", "August 14th") == 1.0
+    assert vs("birthday", "--08-15", "14 August") is None
+    assert vs("job", "2022", "Zoho (joined 2022)") is None  # numbers alone say nothing
+    assert vs("job", "lead engineer at Swiggy", "Lead Engineer (Swiggy, promoted Apr 2023)") is not None
+    assert vs("job", "Swiggy", "Senior Software Engineer (Swiggy)") < vs("job", "Swiggy", "Swiggy")
+    assert vs("lives_in", "Bengaluru", "Bangalore") == 1.0
+    assert vs("goal", "learn Rust", "learning Rust (since Jan 2024)") is not None
+    assert vs("lives_in", "Pune", "Mumbai") is None
+
+
+def test_attribute_map_decides_what_can_match():
+    a = [ann("pet_bday", "pets.dog_birthday", "1 September", {"m1"}), ann("bday", "identity.birthday", "14 August", {"m2"})]
+    s = hf.score([pred("p", "birthday", "--09-01", ["m1"])], a)
+    assert s.verdict == {"p": "wrong"}  # the dog's birthday is not the user's
+    s = hf.score([pred("p", "birthday", "--08-14", ["m1"])], a)
+    assert s.matches == {"p": "bday"} and s.evidence_ok == 0
+
+
+def test_parse_claims():
+    assert hf.parse_claims("location.city = Hyderabad; employer = Microsoft") == [
+        hf.Claim(("location.city",), "Hyderabad"), hf.Claim(("work.employer",), "Microsoft")]
+    assert hf.parse_claims("wealth = as rich as Ambani") == [hf.Claim((), "as rich as Ambani")]
+
+
+def test_facts_eval_heldout_run_prints_the_last_line(capsys):
+    out = facts_eval.main(["--skip-synthetic"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert re.fullmatch(r"fact_precision=na fact_recall=na heldout_precision=(\d\.\d{3}|na) heldout_recall=\d\.\d{3} "
+                        r"evidence_correct=(\d\.\d{3}|na)", lines[-1]), lines[-1]
+    assert lines[-2].startswith("fixtures_precision=")
+    nat = out["natural"]
+    assert nat.annotated == 167  # every annotated line resolved to a pipeline message
+    assert nat.predicted == sum(1 for v in nat.verdict.values()) and nat.found <= nat.found_any <= nat.annotated
+    assert f"heldout_recall={nat.recall:.3f}" in lines[-1]
