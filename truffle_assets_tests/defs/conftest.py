@@ -78,7 +78,8 @@ class World:
 
 def make_resources(root: Path, exports: Path, llm: LLMResource | None = None, published: Path | None = None) -> dict:
     return {
-        "exports": ExportsResource(exports_dir=str(exports), cache_dir=str(root / "cache")),
+        "exports": ExportsResource(exports_dir=str(exports), cache_dir=str(root / "cache"),
+                                   store_path=str(root / "memory.duckdb")),
         "duckdb": DuckDBStore(path=str(root / "memory.duckdb")),
         "llm": llm or LLMResource(cache_dir=str(root / "cache" / "llm")),
         "index": IndexResource(root=str(root / "index")),

@@ -9,10 +9,13 @@ import pytest
 from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
+from truffle_assets.chat_ids import ChatScan
 from truffle_assets.defs.resources import ExportsResource
+from truffle_assets.exports import scan_exports
 from truffle_assets.files import sha256_file
+from truffle_assets.ids import chat_id_for_name, legacy_chat_id
 from truffle_assets_tests.conftest import write_export
-from truffle_assets_tests.defs.conftest import make_resources
+from truffle_assets_tests.defs.conftest import frame, make_resources
 
 
 @pytest.fixture
@@ -22,7 +25,8 @@ def instance():
 
 
 def tick(instance, workdir: Path, cursor: str | None):
-    exports = ExportsResource(exports_dir=str(workdir / "exports"), cache_dir=str(workdir / "cache"))
+    exports = ExportsResource(exports_dir=str(workdir / "exports"), cache_dir=str(workdir / "cache"),
+                              store_path=str(workdir / "memory.duckdb"))
     ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"exports": exports})
     result = exports_sensor(ctx)
     # apply partition additions like the daemon would
@@ -113,3 +117,38 @@ def test_daily_instance_rerequests_every_month_once(instance, workdir, alice_exp
         assert migrated.dynamic_partitions_requests == []
         run(old, workdir, migrated)
         assert tick(old, workdir, migrated.cursor).run_requests == []
+
+
+def test_a_chat_the_old_rule_folded_together_is_split_by_the_sensor(instance, workdir, monkeypatch):
+    """`Zoë` and `Zoe` were one chat `zoe` before distinct ids. The first tick after the upgrade gives
+    Zoë her own chat and re-reads `zoe`, whose files are unchanged but one fewer: its January
+    changes and its February (Zoë's alone) empties, and no message is lost or doubled."""
+    write_export(workdir / "exports", "WhatsApp Chat with Zoe.txt", [
+        "12/01/2024, 09:00 - Zoe: hi, it's Zoe from the gym", "03/03/2024, 10:00 - Zoe: the gym moves"])
+    write_export(workdir / "exports", "WhatsApp Chat with Zoë.txt", [
+        "12/01/2024, 11:00 - Zoë: bonjour", "20/02/2024, 10:00 - Zoë: my flight lands on Friday"])
+
+    def folded(self) -> ChatScan:  # the chats as the sensor and the runs saw them then
+        chats: dict = {}
+        for p in sorted(p for files in scan_exports(self.exports_dir).values() for p in files):
+            chats.setdefault(legacy_chat_id(p), []).append(p)
+        return ChatScan(chats)
+
+    with monkeypatch.context() as m:
+        m.setattr(ExportsResource, "scan", folded)
+        first = tick(instance, workdir, None)
+        assert first.dynamic_partitions_requests[0].partition_keys == ["zoe"]
+        run(instance, workdir, first)
+    per_file = "SELECT source_file, chat_id, count(*) AS n FROM messages GROUP BY ALL ORDER BY ALL"
+    before = frame(workdir / "memory.duckdb", per_file)
+    assert before["chat_id"].to_list() == ["zoe", "zoe"]
+
+    zoe2 = chat_id_for_name("Zoë")
+    split = tick(instance, workdir, first.cursor)
+    assert [r.partition_keys for r in split.dynamic_partitions_requests] == [[zoe2]]
+    assert sorted(ranges(split)) == [(f"{zoe2}|2024-01", f"{zoe2}|2024-02"), ("zoe|2024-01", "zoe|2024-02")]
+    run(instance, workdir, split)
+    after = frame(workdir / "memory.duckdb", per_file)
+    assert after["n"].to_list() == before["n"].to_list() and after["chat_id"].to_list() == ["zoe", zoe2]
+    assert frame(workdir / "memory.duckdb", "SELECT count(DISTINCT id) = count(*) AS ok FROM messages")["ok"][0]
+    assert tick(instance, workdir, split.cursor).run_requests == []
