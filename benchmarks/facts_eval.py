@@ -1,7 +1,8 @@
-"""Fact extraction vs the synthetic corpus's planted facts: precision, recall, evidence, supersession.
+"""Fact extraction vs ground truth (synthetic corpus, then the held-out sets): precision, recall, evidence, supersession.
 
     .venv/bin/python benchmarks/facts_eval.py                  # 400K tokens, 10 chats, seed 7 (cached)
     .venv/bin/python benchmarks/facts_eval.py --tokens 40000 --chats 4
+    .venv/bin/python benchmarks/facts_eval.py --skip-synthetic # held-out sets only (seconds)
 
 Pipeline, as the memory build runs it: every message of every export (load_chat) -> PII redaction
 (`truffle_assets.pii.redact_messages`) -> Rosetta normalization (`truffle_assets.memory.rosetta.normalize_messages`)
