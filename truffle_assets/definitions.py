@@ -6,6 +6,7 @@ from truffle_assets.defs.eval.assets import eval_gate, eval_report, model_card
 from truffle_assets.defs.feedback.assets import feedback, transcripts
 from truffle_assets.defs.feedback.jobs import runtime_retention, runtime_retention_schedule
 from truffle_assets.defs.feedback.sensors import rated_turns_sensor
+from truffle_assets.defs.forget.jobs import forget_memory
 from truffle_assets.defs.index.assets import memory_index
 from truffle_assets.defs.ingest.assets import messages, whatsapp_exports
 from truffle_assets.defs.ingest.sensors import exports_sensor
@@ -27,7 +28,8 @@ defs = dg.Definitions(
     jobs=[
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
                             description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
-        promote_model, rollback_model, runtime_retention,
+        promote_model, rollback_model,
+        forget_memory,  # the last step of `truffle forget` / POST /api/forget, one run per forget runtime_retention,
     ],
     schedules=[runtime_retention_schedule],
     sensors=[

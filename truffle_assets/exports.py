@@ -22,6 +22,7 @@ from truffle_assets.ids import day_digest
 from truffle_assets.parsing import parse_export, read_export
 from truffle_assets.parsing.kinds import DELETED, SYSTEM
 from truffle_assets.files import sha256_file
+from truffle_assets.forget.tombstones import Tombstones
 
 EXPORT_SUFFIXES = (".txt", ".zip")
 
@@ -50,6 +51,7 @@ class ChatLoad:
     rows: pl.DataFrame  # one row per message (MESSAGE_COLUMNS), every day of the chat
     jobs: list[dict] = field(default_factory=list)  # per-file accounting for `ingestion_jobs`
     truncated: list[str] = field(default_factory=list)  # "file:first-last line" of messages cut at limits.MAX_MESSAGE_CHARS
+    forgotten: int = 0  # messages left out because the user forgot them (`forget.tombstones`)
 
     @property
     def days(self) -> list[date]:
@@ -74,12 +76,19 @@ _ROW_SCHEMA = {
 }
 
 
-def load_chat(chat_id: str, files: list[Path], user: str | None = None) -> ChatLoad:
-    """Parse every export of a chat; newest file first so overlapping messages cite it."""
+def load_chat(chat_id: str, files: list[Path], user: str | None = None,
+              forget: Tombstones | None = None) -> ChatLoad:
+    """Parse every export of a chat; newest file first so overlapping messages cite it. What
+    `forget` covers is dropped before anything sees the rows, so the days that held it change."""
     stamps = tuple((str(p), st.st_mtime_ns, st.st_size) for p in files for st in [p.stat()])
     rows, jobs, truncated = _parse_chat(chat_id, stamps)
+    forgotten = 0
+    if forget is not None:
+        rows, forgotten = forget.apply(chat_id, rows)
+        if forgotten and rows.height == 0:  # a forgotten chat: its files' accounting quotes lines too
+            jobs, truncated = (), ()
     rows = rows.with_columns(is_user=pl.col("author").eq(user).fill_null(False) if user else pl.lit(False))
-    return ChatLoad(chat_id, rows, [dict(j) for j in jobs], list(truncated))
+    return ChatLoad(chat_id, rows, [dict(j) for j in jobs], list(truncated), forgotten)
 
 
 @functools.lru_cache(maxsize=2)

@@ -49,6 +49,7 @@ index_dir = _under_data("index")              # LanceDB tables
 published_dir = _under_data("published")      # latest.json, profile.json, facts.json: what the runtime reads
 runtime_dir = _under_data("runtime")          # the chat runtime's turns, content and feedback
 training_dir = _under_data("training")        # SFT/DPO datasets
+forget_dir = _under_data("forget")            # tombstones: what the user took back (never in the cache)
 registry_dir = _under_data("models", "registry")  # the promoted model and the audit log
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from truffle_assets.exports import load_chat
 from truffle_assets.files import sha256_file
+from truffle_assets.forget.tombstones import Tombstones
 from truffle_assets.ids import day_digest
 from truffle_assets.months import contiguous_months, months_of, next_month
 from truffle_assets.parsing import ExportError
@@ -54,6 +55,7 @@ def plan_ingest(
     seen: Mapping[str, Mapping[str, str]] | None = None,
     full: bool = False,
     only: Collection[str] | None = None,
+    forget: Tombstones | None = None,
 ) -> IngestPlan:
     """Plan runs for `exports` (chat -> files) against `stored` (chat -> stored day digests).
 
@@ -65,7 +67,8 @@ def plan_ingest(
     with the same hashes is skipped without being parsed; one that lost a file (deleted, or given
     its own chat id by `chat_ids`) is read, so the days its messages left are planned.
     `only` limits the plan to those chats; `window` is the first and
-    last day that have a partition.
+    last day that have a partition. `forget` drops what the user forgot before digests are
+    taken, so the days that held it are planned like days edited in WhatsApp.
     """
     # a cursor from before chats were recorded (flat file -> hash) matches no chat: read once
     before = {c: dict(h) for c, h in (seen or {}).items() if isinstance(h, Mapping)}
@@ -80,7 +83,7 @@ def plan_ingest(
             files[chat] = hashes
             continue
         try:
-            load = load_chat(chat, exports[chat])
+            load = load_chat(chat, exports[chat], forget=forget)
         except ExportError as exc:  # a half-copied or broken file must not hold up other chats
             unreadable.append(exc)
             continue

@@ -254,6 +254,16 @@ class Registry:
             self._record("rollback", model, who or _user(), reason, False, None, self.active())
             return model
 
+    def record_forget(self, kind: str, tombstone_id: str, removed: dict[str, int], who: str | None = None) -> int:
+        """Append a forget to the audit chain: what kind, which tombstone, how many per store; never
+        the content. Returns the audit line's seq."""
+        with self._lock():
+            self._require_intact()
+            data = {"kind": kind, "tombstone": tombstone_id, "removed": dict(sorted(removed.items())),
+                    "who": who or _user()}
+            self._write_change("forget", data, {"action": "forget", "at": _now(), **data})
+            return self._tail()[0]
+
     def _require_intact(self) -> None:
         # appending to a tampered registry would bury the evidence under fresh, valid lines
         verdict = self.verify_audit(files=False)

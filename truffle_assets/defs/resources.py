@@ -16,6 +16,7 @@ from pydantic import PrivateAttr
 
 from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
+from truffle_assets.forget.tombstones import Tombstones
 from truffle_assets.chat_ids import ChatIdMap, ChatScan, held_in_store
 from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_chats
 from truffle_assets.parsing import ExportError
@@ -33,6 +34,10 @@ class ExportsResource(dg.ConfigurableResource):
     cache_dir: str = str(paths.cache_dir())
     user_name: str | None = None  # leave unset to auto-detect: the author present in every chat
     store_path: str = str(paths.store_path())  # read when new names meet a store from before the id map
+    forget_dir: str = str(paths.forget_dir())  # tombstones: what the user forgot stays out of every run
+
+    def tombstones(self) -> Tombstones:
+        return Tombstones(Path(self.forget_dir) / "tombstones.json")
 
     def id_map(self) -> ChatIdMap:
         """Export name -> chat id, given once and kept (`chat_ids`): every caller's ids come from it."""

@@ -237,11 +237,15 @@ class MemoryIndex:
             rows = self._check_rows(name, rows, chat_id, days)
             data, n_embedded = self._with_vectors(name, tbl, rows, where)
             before = tbl.count_rows(where)
+            dropped = 0
+            if before and name == RAW_TABLE:  # messages gone from these days: old versions still hold them
+                old_ids = set(tbl.search().where(where).select(["message_id"]).limit(None).to_arrow()["message_id"].to_pylist())
+                dropped = len(old_ids - set(data["message_id"].to_pylist() if len(data) else []))
             if before:
                 tbl.delete(where)
             if len(data):
                 tbl.add(data)
-            stats[name] = {"deleted": before, "added": len(data), "embedded": n_embedded}
+            stats[name] = {"deleted": before, "added": len(data), "embedded": n_embedded, "dropped_messages": dropped}
         self._cache.clear()
         return stats
 

@@ -363,7 +363,9 @@ class LLMClient:
                     t = batch[item.i]
                     found[t] = item.en.strip()
                     if self.cache:
-                        self.cache.put(keys[t], {"model": self.config.model, "en": found[t]})
+                        # `src` lets a forget find the entry made from a text it removes
+                        self.cache.put(keys[t], {"model": self.config.model, "en": found[t],
+                                                 "src": hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()})
         for idx, t in enumerate(texts):
             if t in found:
                 out[idx] = found[t]

@@ -38,6 +38,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from starlette.exceptions import HTTPException
 
+from truffle_assets.runtime import forget_api
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
 from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
@@ -311,6 +312,8 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
             raise ApiError(404, f"no fact with id {fact_id!r} in the published memory", "not_found_error",
                            "fact_not_found")
         return jsonable_encoder(found)
+
+    forget_api.register(app, service, ApiError)  # POST/GET /api/forget
 
     register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
 

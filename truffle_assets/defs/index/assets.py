@@ -12,6 +12,7 @@ from truffle_assets.defs.memory.assets import (
 )
 from truffle_assets.defs.metadata import describe_months, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, PublishedResource
+from truffle_assets.forget.caches import purge_index_versions
 from truffle_assets.index.lance import raw_rows_from, summary_rows_from
 
 
@@ -32,7 +33,7 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
                  published: PublishedResource, exports: ExportsResource) -> dg.MaterializeResult:
     idx = index.open()
     added = {"raw_episodes_index": 0, "episodic_summaries": 0}
-    embedded = 0
+    embedded = dropped = versions_removed = 0
     t0 = time.perf_counter()
     with duckdb.connect() as con:
         parts, work = month_work(context, con, "memory_index", ["message_streams", "episodes", "summaries"],
@@ -54,10 +55,14 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
             for table in added:
                 added[table] += stats[table]["added"]
                 embedded += stats[table]["embedded"]
+            dropped += stats["raw_episodes_index"]["dropped_messages"]
         exported = {chat: stage_days.recorded(con, "messages", chat, months) for chat, months in parts.items()}
     t_write = time.perf_counter() - t0
     refreshed = idx.refresh_indexes()
     pointer = idx.publish(published.path("latest.json"))
+    if dropped:  # messages deleted from a re-export (or forgotten): no old version may still return them
+        versions_removed = purge_index_versions(idx.root)
+        pointer = idx.publish(published.path("latest.json"))
     crash_point("memory_index:published")
     for chat, months in parts.items():  # only now is the whole chain through for these months
         exports.ingested().publish_months(chat, months, exported[chat])
@@ -71,6 +76,8 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
         "rows_written": added["raw_episodes_index"],
         "summary_rows_added": added["episodic_summaries"],
         "texts_embedded": embedded,
+        "messages_dropped": dropped,  # gone from the export or forgotten; their old versions were removed
+        "old_versions_removed": versions_removed,
         "embedding_model": pointer["embedding_model"],
         "table_versions": dg.MetadataValue.json(pointer["tables"]),
         "watermarks": dg.MetadataValue.json(pointer["watermarks"]),

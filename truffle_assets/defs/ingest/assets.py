@@ -94,7 +94,7 @@ def messages(context: dg.AssetExecutionContext, exports: ExportsResource, duckdb
         for chat, months in parts.items():
             if chat not in chats:
                 raise dg.Failure(f"no export in {exports.exports_dir} maps to chat {chat!r}")
-            load = load_chat(chat, chats[chat], user)
+            load = load_chat(chat, chats[chat], user, exports.tombstones())
             if load.truncated:
                 context.log.warning(f"{len(load.truncated)} message(s) over {MAX_MESSAGE_CHARS:,} characters kept "
                                     f"truncated: {', '.join(load.truncated[:10])}")

@@ -13,6 +13,7 @@ in the local instance ($DAGSTER_HOME) so the UI shows them.
 import json
 import os
 import sys
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -22,6 +23,7 @@ from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.ingest.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
 from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
+from truffle_assets.defs.memory.assets import facts
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
@@ -40,21 +42,24 @@ def ingest_all(
     full: bool = False,
     llm: LLMResource | None = None,
     memory: bool = True,
+    refacts: tuple[str, date] | None = None,
+    tags: dict[str, str] | None = None,
 ) -> dict:
+    """`refacts` (chat, month): also re-consolidate facts there and rebuild the profile, though no
+    day changed (a forgotten fact). `tags` go on every run (a forget marks the runs it caused)."""
     if instance is None:
         local = instance_kind == "local" or (instance_kind is None and os.environ.get("DAGSTER_HOME"))
         instance = dg.DagsterInstance.get() if local else dg.DagsterInstance.ephemeral()
     for run_id in reap_dead_runs(instance):  # or their pool slots would block every run below
         print(f"truffle ingest: run {run_id} was left running by a process that is gone; marked failed",
               file=sys.stderr, flush=True)
-    cache_dir = cache_dir or Path(db_path).parent / "cache"
-    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user_name,
-                              store_path=str(db_path))
-    # detected once here and pinned, so the ranged runs' `messages` steps do not each re-detect it
-    user = exports.user()
-    exports = ExportsResource(exports_dir=str(exports_dir), cache_dir=str(cache_dir), user_name=user,
-                              store_path=str(db_path))
     data_dir = Path(db_path).parent
+    cache_dir = cache_dir or data_dir / "cache"
+    where = {"exports_dir": str(exports_dir), "cache_dir": str(cache_dir), "forget_dir": str(data_dir / "forget"),
+             "store_path": str(db_path)}
+    # detected once here and pinned, so the ranged runs' `messages` steps do not each re-detect it
+    user = ExportsResource(**where, user_name=user_name).user()
+    exports = ExportsResource(**where, user_name=user)
     resources = {
         "exports": exports, "duckdb": DuckDBStore(path=str(db_path)),
         "llm": llm or LLMResource.from_env(cache_dir=str(cache_dir / "llm")),
@@ -68,7 +73,7 @@ def ingest_all(
         print(f"truffle ingest: {DAILY_INSTANCE}", file=sys.stderr, flush=True)
     scan = exports.scan()
     plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), full=full or migrate,
-                       only=chats_wanted)
+                       only=chats_wanted, forget=exports.tombstones())
     for exc in plan.unreadable:  # reported, and every other chat still runs
         print(f"truffle ingest: skipped {exc}", file=sys.stderr, flush=True)
     for col in scan.collisions:  # kept apart, not merged
@@ -77,8 +82,8 @@ def ingest_all(
     known = set(instance.get_dynamic_partitions(chats.name))
     instance.add_dynamic_partitions(chats.name, [c.chat for c in plan.chats if c.chat not in known])
     try:
-        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir) | {
-            "collisions": [c.as_dict() for c in scan.collisions]}
+        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
+                         refacts, tags or {}) | {"collisions": [c.as_dict() for c in scan.collisions]}
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
         for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
             print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)
@@ -86,14 +91,16 @@ def ingest_all(
 
 
 def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,
-              user: str | None, db_path: Path, data_dir: Path) -> dict:
+              user: str | None, db_path: Path, data_dir: Path, refacts: tuple[str, date] | None = None,
+              tags: dict[str, str] | None = None) -> dict:
+    tags = tags or {}
     report: dict = {"chats": {}, "failed": 0, "user": user,
                     "unreadable": [e.as_dict() for e in plan.unreadable]}
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
         for months in c.ranges:
             result = _materialize(selection, instance, resources,
-                                  chat_range_tags(c.chat, months.first, months.last, recompute=full))
+                                  {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags})
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
                 "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
@@ -104,8 +111,14 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
             report["failed"] += not result.success
         entry["status"] = "ingested" if entry["runs"] else "up to date"
         report["chats"][c.chat] = entry
-    if memory and (any(e["runs"] for e in report["chats"].values()) or profile_behind(db_path, data_dir / "published")):
-        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, {})
+    if refacts is not None:
+        chat, month = refacts
+        result = _materialize([facts], instance, resources, {**chat_range_tags(chat, month, month), **tags})
+        report["facts"] = {"run_id": result.run_id, "success": result.success}
+        report["failed"] += not result.success
+    if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
+                   or profile_behind(db_path, data_dir / "published")):
+        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags)
         report["profile"] = {"run_id": result.run_id, "success": result.success}
         report["failed"] += not result.success
     report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"

@@ -48,7 +48,7 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
         context.log.warning(DAILY_INSTANCE)
     scan = exports.scan()
     plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), registered=known, seen=seen,
-                       full=migrate)
+                       full=migrate, forget=exports.tombstones())
     for exc in plan.unreadable:
         context.log.warning(str(exc))
     for col in scan.collisions:

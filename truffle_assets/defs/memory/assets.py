@@ -21,6 +21,7 @@ from truffle_assets.defs.metadata import describe_months, month_counts, png_md, 
 from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
+from truffle_assets.forget.tombstones import drop_facts
 from truffle_assets.memory.facts.consolidation import consolidate
 from truffle_assets.memory.facts.extraction import extract_claims
 from truffle_assets.memory.tables import TABLES
@@ -336,7 +337,7 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
         "is consolidated from all claims: contradictions are kept with `valid_to` and `superseded_by`."
     ),
 )
-def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.MaterializeResult:
+def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: ExportsResource) -> dg.MaterializeResult:
     written = 0
     with duckdb.connect() as con:
         _ensure(con, "fact_claims", "facts", "llm_fact_candidates")
@@ -356,7 +357,7 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Material
                 stage_days.record(con, "facts", chat, w)
             written += claims.height
         all_claims = store.read_frame(con, "SELECT * FROM fact_claims")
-        consolidated = consolidate(all_claims)
+        consolidated = drop_facts(consolidate(all_claims), exports.tombstones().fact_ids())  # the user forgot them
         with store.transaction(con):
             con.execute("DELETE FROM facts")
             store.insert_frame(con, "facts", consolidated)

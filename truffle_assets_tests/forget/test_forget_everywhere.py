@@ -1,0 +1,228 @@
+"""`truffle forget` on a real ingested corpus: a chat, a message and a fact are gone from DuckDB,
+every retained LanceDB version, the published files, `truffle recall` and the API; a re-ingest of
+the same exports does not bring them back; the memory after forgetting a chat and a message is
+exactly the memory a clean ingest of the exports without them builds; a forget killed half-way is
+finished by running it again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from truffle_assets.forget.inventory import left_in_index, left_in_store
+from truffle_assets_tests.conftest import newcomer_env, write_export
+
+TRUFFLE = str(Path(sys.executable).with_name("truffle"))
+PUNE = "12/01/2024, 09:02 - Arjun: Morning! Yes, I live in Pune now so it is a short ride"
+EXPORTS = {
+    "WhatsApp Chat with Priya.txt": [
+        "12/01/2024, 09:00 - Priya: Good morning! Are you coming to the meetup on Saturday?",
+        PUNE,
+        "13/01/2024, 18:30 - Arjun: Slides are done, sending them tonight",
+        "02/02/2024, 21:15 - Priya: See you on Saturday at 10",
+        "02/02/2024, 21:16 - Arjun: See you there, my birthday is on 21 April by the way",
+        "20/04/2024, 19:00 - Priya: Happy early birthday!",
+        "20/04/2024, 19:05 - Arjun: Thank you! I love playing cricket on weekends",
+    ],
+    "WhatsApp Chat with Rahul.txt": [
+        "[02/03/2024, 10:00:00] Rahul: hey, cricket on Sunday?",
+        "[02/03/2024, 10:00:05] Arjun: yes! count me in, I work at Infosys so only after 6",
+        "[03/03/2024, 08:10:00] Rahul: ground booked for 7am, my otp is 482913 lol",
+        "[03/03/2024, 08:12:30] Arjun: perfect, I will bring the bat",
+    ],
+}
+
+
+def _truffle(env: dict, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
+    proc = subprocess.run([TRUFFLE, *args], env=env, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, f"truffle {' '.join(args)}: {proc.returncode}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+def _world(root: Path, exports: dict[str, list[str]], *ingest_args: str) -> dict:
+    for name, lines in exports.items():
+        write_export(root / "exports", name, lines)
+    env = newcomer_env(root)
+    _truffle(env, "ingest", *ingest_args)
+    return env
+
+
+def _db(root: Path) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(root / "memory.duckdb"), read_only=True)
+
+
+def _message_id(root: Path, text: str) -> str:
+    with _db(root) as con:
+        return con.execute("SELECT id FROM messages WHERE raw_text LIKE ?", [f"%{text}%"]).fetchall()[0][0]
+
+
+def _recall_ids(env: dict, query: str) -> set[str]:
+    pack = json.loads(_truffle(env, "recall", query, "--json").stdout)
+    return {i.get("message_id") or i.get("id") for i in pack.get("items", pack.get("evidence", []))}
+
+
+@pytest.fixture(scope="module")
+def forgotten(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("forget")
+    env = _world(root, EXPORTS)
+    with _db(root) as con:
+        rahul_ids = {r[0] for r in con.execute("SELECT id FROM messages WHERE chat_id = 'rahul'").fetchall()}
+    pune = _message_id(root, "I live in Pune now")
+    _truffle(env, "logging", "on")  # so `truffle recall` keeps its traces: they name the forgotten ids
+    traced = _recall_ids(env, "where do I work, Infosys?") | _recall_ids(env, "I live in Pune")
+    assert traced & (rahul_ids | {pune})
+    with duckdb.connect(str(root / "runtime.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM retrieval_logs").fetchall()[0][0] == 2
+    dry = json.loads(_truffle(env, "forget", "--chat", "rahul", "--dry-run", "--json").stdout)
+    chat = json.loads(_truffle(env, "forget", "--chat", "rahul", "--json").stdout)
+    msg = json.loads(_truffle(env, "forget", "--message", pune, "--json").stdout)
+    return {"root": root, "env": env, "rahul_ids": rahul_ids, "pune": pune, "dry": dry, "chat": chat, "msg": msg}
+
+
+def test_dry_run_lists_what_goes_and_changes_nothing(forgotten):
+    dry, chat = forgotten["dry"], forgotten["chat"]
+    assert dry["dry_run"] is True and dry["removed"]["messages"] == len(forgotten["rahul_ids"]) == 4
+    assert chat["dry_run"] is False and chat["removed"]["messages"] == 4  # what the dry run announced
+    assert chat["removed"]["episodes"] >= 1 and chat["removed"]["lance_old_versions"] >= 1
+    assert chat["audit"].startswith("line ")
+
+
+def test_nothing_of_them_is_left_in_any_store_or_version(forgotten):
+    root = forgotten["root"]
+    ids = forgotten["rahul_ids"] | {forgotten["pune"]}
+    assert not any(left_in_store(root / "memory.duckdb", ids, set()).values())
+    left = left_in_index(root / "index", ids)
+    assert left["lance_versions_checked"] >= 2 and left["lance_raw_rows"] == left["lance_summary_rows"] == 0
+    with _db(root) as con:
+        assert con.execute("SELECT count(*) FROM messages WHERE raw_text LIKE '%Infosys%' OR raw_text LIKE '%Pune%'"
+                           ).fetchall()[0][0] == 0
+        assert con.execute("SELECT count(*) FROM ingestion_jobs WHERE chat_id = 'rahul'").fetchall()[0][0] == 0
+        assert con.execute("SELECT count(*) FROM messages WHERE chat_id = 'priya'").fetchall()[0][0] == 6
+    published = (root / "published" / "facts.json").read_text() + (root / "published" / "profile.json").read_text()
+    assert "Infosys" not in published and "Pune" not in published
+    with duckdb.connect(str(root / "runtime.duckdb"), read_only=True) as con:  # the traces made before
+        traces = con.execute("SELECT query, item_ids FROM retrieval_logs").fetchall()
+    assert not any(set(items) & ids or "Infosys" in (q or "") or "Pune" in (q or "") for q, items in traces)
+    assert not _recall_ids(forgotten["env"], "where do I work, Infosys?") & ids
+    assert not _recall_ids(forgotten["env"], "I live in Pune") & ids
+
+
+def _content(root: Path) -> dict[str, list]:
+    """What the memory holds, row by row: every text and id. Salience and the LLM tiers it selects
+    are left out: they are scored with whole-chat inputs as of when each day was built (see
+    `memory.salience`), so a day the forget did not touch keeps its score."""
+    queries = {
+        "messages": "SELECT id, chat_id, day, raw_text FROM messages",
+        "message_pii": "SELECT id, redacted_text FROM message_pii",
+        "message_streams": "SELECT id, normalized_text FROM message_streams",
+        "episodes": "SELECT id, message_ids, text FROM episodes",
+        "summaries": "SELECT episode_id, text, evidence_message_ids FROM summaries WHERE tier = 'A'",
+        "fact_claims": "SELECT message_id, predicate, value FROM fact_claims",
+        "stage_days": "SELECT * FROM stage_days",
+    }
+    with _db(root) as con:
+        out = {t: sorted(map(repr, con.execute(q).fetchall())) for t, q in queries.items()}
+    pointer = json.loads((root / "published" / "latest.json").read_text())
+    import lancedb
+
+    raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
+    out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage"]).to_pylist()))
+    return out
+
+
+def test_the_memory_is_what_a_clean_ingest_without_them_builds(forgotten, tmp_path):
+    without = {"WhatsApp Chat with Priya.txt": [ln for ln in EXPORTS["WhatsApp Chat with Priya.txt"] if ln != PUNE]}
+    _world(tmp_path, without, "--user", "Arjun")  # one chat alone does not say who the user is
+    mine, clean = _content(forgotten["root"]), _content(tmp_path)
+    assert mine["messages"] and mine["lance_raw"]
+    assert {t: rows for t, rows in mine.items() if rows != clean[t]} == {}
+
+
+def test_a_reingest_does_not_bring_them_back_until_unforgotten(forgotten):
+    root, env = forgotten["root"], forgotten["env"]
+    report = json.loads(_truffle(env, "ingest").stdout)
+    assert all(c["status"] == "up to date" for c in report["chats"].values())
+    _truffle(env, "ingest", "--full")
+    with _db(root) as con:
+        assert con.execute("SELECT count(*) FROM messages WHERE chat_id = 'rahul' OR id = ?",
+                           [forgotten["pune"]]).fetchall()[0][0] == 0
+    listed = [json.loads(ln) for ln in _truffle(env, "forget", "--list").stdout.splitlines()]
+    assert len(listed) == 2 and all(t["done"] for t in listed)
+    assert "Pune" not in _truffle(env, "forget", "--list").stdout  # ids and kinds, never the text
+
+
+def test_forget_is_audited_and_shows_in_dagster(forgotten):
+    env = forgotten["env"]
+    assert _truffle(env, "audit", "verify", "--registry", str(forgotten["root"] / "models" / "registry")).returncode == 0
+    log = (forgotten["root"] / "models" / "registry" / "audit.log").read_text()
+    assert log.count('"event":"forget"') == 2 and "Pune" not in log and "Infosys" not in log
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        runs = instance.get_run_records(dg.RunsFilter(job_name="forget_memory"))
+        assert len(runs) == 2 and all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+        rebuilt = instance.get_run_records(dg.RunsFilter(tags={"truffle/forget": forgotten["chat"]["tombstone"]}))
+        assert len(rebuilt) >= 2  # the chain runs it caused, and its own
+
+
+def test_forgetting_a_fact(forgotten):
+    root, env = forgotten["root"], forgotten["env"]
+    facts = json.loads((root / "published" / "facts.json").read_text())["facts"]
+    birthday = next(f for f in facts if "birthday" in (f["predicate"] + f["fact_text"]).lower())
+    out = json.loads(_truffle(env, "forget", "--fact", birthday["id"], "--json").stdout)
+    assert out["removed"]["facts"] == 1
+    after = json.loads((root / "published" / "facts.json").read_text())["facts"]
+    assert birthday["id"] not in {f["id"] for f in after} and len(after) == len(facts) - 1
+    assert birthday["id"] not in (root / "published" / "profile.json").read_text()
+    with _db(root) as con:  # the message that stated it stays: only the fact was taken back
+        assert con.execute("SELECT count(*) FROM messages WHERE raw_text LIKE '%birthday is on 21 April%'"
+                           ).fetchall()[0][0] == 1
+    _truffle(env, "ingest", "--full")
+    assert birthday["id"] not in {f["id"] for f in json.loads((root / "published" / "facts.json").read_text())["facts"]}
+
+
+def test_unknown_ids_and_bad_requests_are_refused(forgotten):
+    env = forgotten["env"]
+    for args, why in ((("--message", "nope"), "no message"), (("--before", "last week"), "YYYY-MM-DD"),
+                      (("--contains", "a"), "at least 3")):
+        proc = _truffle(env, "forget", *args, check=False)
+        assert proc.returncode == 2 and why in proc.stderr
+
+
+def test_a_forget_killed_half_way_is_finished_by_running_it_again(tmp_path):
+    env = _world(tmp_path, EXPORTS)
+    target = _message_id(tmp_path, "I work at Infosys")
+    # killed after the rebuilt index days are written, before they are published and old versions go
+    killed = _truffle({**env, "TRUFFLE_CRASH_AT": "memory_index:lance_written"}, "forget", "--message", target,
+                      check=False)
+    assert killed.returncode == -9  # SIGKILL at the crash point: the rebuild was under way
+    with _db(tmp_path) as con:
+        assert con.execute("SELECT count(*) FROM messages WHERE id = ?", [target]).fetchall()[0][0] == 0
+    assert left_in_index(tmp_path / "index", {target})["lance_raw_rows"] > 0  # old versions still hold it
+    _truffle(env, "forget", "--message", target)
+    assert not any(left_in_store(tmp_path / "memory.duckdb", {target}, set()).values())
+    left = left_in_index(tmp_path / "index", {target})
+    assert left["lance_raw_rows"] == left["lance_summary_rows"] == 0
+    assert all(t["done"] for t in map(json.loads, _truffle(env, "forget", "--list").stdout.splitlines()))
+
+
+def test_a_reexport_without_a_day_removes_it_everywhere(tmp_path):
+    env = _world(tmp_path, EXPORTS)
+    with _db(tmp_path) as con:
+        gone = {r[0] for r in con.execute("SELECT id FROM messages WHERE chat_id = 'rahul' AND day = '2024-03-03'"
+                                          ).fetchall()}
+    assert len(gone) == 2
+    # the person deleted 3 March in WhatsApp and exported the chat again
+    write_export(tmp_path / "exports", "WhatsApp Chat with Rahul.txt",
+                 [ln for ln in EXPORTS["WhatsApp Chat with Rahul.txt"] if not ln.startswith("[03/03/2024")])
+    _truffle(env, "ingest")
+    assert not any(left_in_store(tmp_path / "memory.duckdb", gone, set()).values())
+    left = left_in_index(tmp_path / "index", gone)
+    assert left["lance_raw_rows"] == left["lance_summary_rows"] == 0 and left["lance_versions_checked"] >= 2
+    with _db(tmp_path) as con:
+        assert con.execute("SELECT count(*) FROM messages WHERE chat_id = 'rahul'").fetchall()[0][0] == 2
