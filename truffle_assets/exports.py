@@ -6,14 +6,18 @@ Used by the `messages` asset and by the run planner (`planning`, behind the expo
 
 from __future__ import annotations
 
+import binascii
 import functools
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -97,13 +101,12 @@ def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple
     chat's stretches of months one after another in one process, and the planner has just read it.
     Keyed by path, mtime and size, so a changed file is parsed again."""
     files = [Path(p) for p, _, _ in sorted(stamps, key=lambda s: s[1], reverse=True)]
-    frames = []
+    parsed = []
     jobs = []
     truncated = []
     for path in files:
         export = read_export(path)
         result = parse_export(export)
-        frames.append(message_rows(chat_id, result.frame, export.display_name))
         truncated += [f"{export.display_name}:{a}-{b}" for a, b in result.truncated]
         jobs.append({
             "chat_id": chat_id, "source_file": export.display_name, "file_sha256": export.file_sha256,
@@ -111,64 +114,168 @@ def _parse_chat(chat_id: str, stamps: tuple[tuple[str, int, int], ...]) -> tuple
             "continuation_lines": result.continuation_lines, "system_lines": result.system_lines,
             "quarantined_lines": len(result.quarantined), "quarantined": [list(q) for q in result.quarantined],
         })
-        del result  # its entry frame: the rows hold what they need of it
-    rows = pl.concat(frames) if frames else pl.DataFrame(schema=_ROW_SCHEMA)
-    del frames
-    # The order from two narrow columns, then the wide rows gathered a column at a time: a copy of
-    # all of them at once would cost ~150 bytes a row.
-    order = rows.select("ts", "id").with_row_index("i")
-    if len(files) > 1 or order["id"].is_duplicated().any():
-        order = order.unique("id", keep="first", maintain_order=True)  # a message in several exports: the newest cites it
-    order = order.sort("ts", "id")["i"]
-    columns = []
-    for name in rows.columns:
-        columns.append(rows[name].gather(order))
-        rows = rows.drop(name)  # the old column goes as soon as its copy is made
-    return pl.DataFrame(columns), tuple(jobs), tuple(truncated)
+        # One chunk a column (a gather from many chunks of strings copies the strings, from one only
+        # their views), made while little else is held; and held here alone, so message_rows can
+        # free each column as soon as its sorted copy is made.
+        entries = result.frame.rechunk()
+        del result
+        parsed.append(Parsed(entries, export.display_name, *message_hashes(chat_id, entries)))
+        del entries
+    return message_rows(chat_id, parsed), tuple(jobs), tuple(truncated)
 
 
-def message_rows(chat_id: str, entries: pl.DataFrame, source_file: str) -> pl.DataFrame:
-    """One export's entry frame (parsing.ENTRY_SCHEMA) as message rows: ids.content_hash and
-    ids.message_ids computed over the columns, byte for byte (test_message_rows.py checks)."""
-    ts, sep = pl.col("ts"), "\x1f"
-    content = pl.concat_str(  # ts.isoformat(): entries carry whole seconds
-        ts.dt.strftime("%Y-%m-%dT%H:%M:%S"), pl.col("author").fill_null(""), "kind", "text", pl.lit(""), separator=sep,
-    )
-    rows = entries.with_columns(content_hash=_blake2b_hex(entries, content, 16))
-    # How many identical messages came before each one in the file, counted among repeats only:
-    # a window over every row costs several times more, and most messages are unique.
-    nth = pl.repeat(0, rows.height, dtype=pl.Int64, eager=True)
-    repeats = rows.select("content_hash").with_row_index("i").filter(pl.col("content_hash").is_duplicated())
-    if repeats.height:
-        before = pl.int_range(pl.len(), dtype=pl.Int64).over("content_hash")
-        nth.scatter(repeats["i"], repeats.select(before).to_series())
-    key = pl.concat_str(pl.lit(chat_id), "content_hash", "nth", separator=sep)
-    return rows.with_columns(
-        id=_blake2b_hex(rows.with_columns(nth=nth), key, 10), chat_id=pl.lit(chat_id), day=ts.dt.date(), raw_text="text",
-        source_file=pl.lit(source_file),
-    ).select(*_ROW_SCHEMA).cast(_ROW_SCHEMA)
+class Parsed(NamedTuple):
+    """One export on its way to message rows: its entries (parsing.ENTRY_SCHEMA, file order) and
+    the raw digests `message_hashes` made of them."""
+
+    entries: pl.DataFrame
+    source_file: str
+    hashes: bytes  # ids.content_hash of each entry, 16 bytes a row
+    ids: bytes  # ids.message_ids, 10 bytes a row
 
 
+_SEP = "\x1f"
 _HASH_ROWS = 1 << 18
 
 
-def _blake2b_hex(frame: pl.DataFrame, strings: pl.Expr, digest_size: int) -> pl.Series:
-    """hashlib.blake2b(s.encode()).hexdigest() of the string `strings` gives on each row, a slice of
-    rows at a time. Each row's UTF-8 bytes are a slice of the slice's arrow buffer and the digests
-    go to one buffer, so no str or digest object per row outlives its step, and no copy of the
-    strings is made for more than a slice."""
+def message_hashes(chat_id: str, entries: pl.DataFrame) -> tuple[bytearray, bytearray]:
+    """ids.content_hash and ids.message_ids of one export's entries, computed over the columns
+    byte for byte (test_message_rows.py checks), as raw digests: 16 and 10 bytes a row, file order."""
+    ts = pl.col("ts")
+    content = pl.concat_str(  # ts.isoformat(): entries carry whole seconds
+        ts.dt.strftime("%Y-%m-%dT%H:%M:%S"), pl.col("author").fill_null(""), "kind", "text", pl.lit(""), separator=_SEP,
+    )
+    steps = range(0, entries.height, _HASH_ROWS)
+    hashes = _blake2b((entries.slice(i, _HASH_ROWS).select(content).to_series() for i in steps), 16)
+    halves = np.frombuffer(hashes, dtype=np.uint64).reshape(-1, 2)
+    nth = pl.Series("nth", _occurrence(halves[:, 0], halves[:, 1]))  # identical messages before it in the file
+    del halves
+    key = pl.concat_str(pl.lit(chat_id), "content_hash", "nth", separator=_SEP)
+    ids = _blake2b((
+        pl.DataFrame([_hex(memoryview(hashes)[16 * i: 16 * (i + _HASH_ROWS)], 16).alias("content_hash"),
+                      nth.slice(i, _HASH_ROWS)]).select(key).to_series()
+        for i in steps
+    ), 10)
+    return hashes, ids
+
+
+def message_rows(chat_id: str, parsed: list[Parsed]) -> pl.DataFrame:
+    """A chat's exports (newest first) as its message rows, in (ts, id) order; a message in several
+    exports is cited by the newest. Takes the entry frames over (`parsed` is emptied): each column
+    goes as soon as its sorted copy is made, and the hex ids and hashes are written in sorted order
+    from the digests, so the rows are never held twice."""
+    if not parsed:
+        return pl.DataFrame(schema=_ROW_SCHEMA)
+    sources = [p.source_file for p in parsed]
+    heights = [p.entries.height for p in parsed]
+    if len(parsed) == 1:
+        entries, hashes, ids = parsed[0].entries, parsed[0].hashes, parsed[0].ids
+    else:
+        entries = pl.concat([p.entries for p in parsed])
+        hashes, ids = b"".join(p.hashes for p in parsed), b"".join(p.ids for p in parsed)
+    parsed.clear()
+    order = _order(entries["ts"], ids)
+    columns = {}
+    for name in entries.columns:
+        col = entries.drop_in_place(name)  # out of the frame: freed once its copy is made
+        if col.n_chunks() > 1:  # several exports
+            col = col.rechunk()
+        columns[name] = (col.cast(pl.Int32) if name.startswith("line_") else col).gather(order)
+        del col
+    order = order.to_numpy()
+    columns["content_hash"] = _hex(hashes, 16, order)
+    del hashes
+    columns["id"] = _hex(ids, 10, order)
+    del ids
+    if len(sources) == 1:
+        source = pl.lit(sources[0])  # one value, not a column of copies
+    else:
+        source = pl.Series(sources).gather(np.repeat(np.arange(len(sources), dtype=np.uint32), heights)[order])
+    rows = pl.DataFrame(columns).rename({"text": "raw_text"})
+    return rows.with_columns(chat_id=pl.lit(chat_id), day=pl.col("ts").dt.date(), source_file=source).select(*_ROW_SCHEMA)
+
+
+def _order(ts: pl.Series, ids: bytes) -> pl.Series:
+    """Row numbers in (ts, id) order, an id seen before left out (its first row, the newest
+    export's, stays). Ids are compared as their 10 bytes, first 8 and last 2 read big-endian:
+    the order of their hex text, without sorting strings."""
+    key = np.frombuffer(ids, dtype=np.dtype([("hi", ">u8"), ("lo", ">u2")]))
+    hi, lo = key["hi"].astype(np.uint64), key["lo"].astype(np.uint16)
+    del key
+    keys = pl.DataFrame({"ts": ts, "hi": hi, "lo": lo}).with_row_index("i")
+    first = _occurrence(hi, lo) == 0
+    del hi, lo
+    if not first.all():
+        keys = keys.filter(pl.Series(first))
+    return keys.select(pl.col("i").sort_by("ts", "hi", "lo")).to_series()
+
+
+def _occurrence(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each row, how many rows before it hold the same (a, b). From one stable sort: hashing
+    millions of distinct keys into groups costs several times the memory and time."""
+    n = len(a)
+    s = pl.DataFrame({"a": a, "b": b}).select(pl.arg_sort_by("a", "b", maintain_order=True)).to_series().to_numpy()
+    a, b = a[s], b[s]
+    starts = np.ones(n, dtype=bool)  # the first row of each run of equal pairs
+    starts[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    del a, b
+    i = np.arange(n, dtype=np.int64)
+    nth = np.empty(n, dtype=np.int64)
+    nth[s] = i - np.maximum.accumulate(np.where(starts, i, 0))
+    return nth
+
+
+def _blake2b(strings: Iterable[pl.Series], digest_size: int) -> bytearray:
+    """hashlib.blake2b(s.encode()).digest() of every string, concatenated, given a slice of rows
+    at a time. Each row's UTF-8 bytes are a slice of the slice's arrow buffer and the digests go to
+    one buffer, so no str or digest object per row outlives its step."""
     digests = bytearray()
     b2 = hashlib.blake2b
-    for start in range(0, frame.height, _HASH_ROWS):
-        part = frame.slice(start, _HASH_ROWS).select(strings).to_series()
+    for part in strings:
         arr = part.rechunk().to_arrow(compat_level=pl.CompatLevel.oldest())  # large_string: int64 offsets
         assert arr.type == pa.large_string()
         offsets = memoryview(arr.buffers()[1]).cast("q")[arr.offset: arr.offset + len(arr) + 1].tolist()
         data = memoryview(arr.buffers()[2] or b"")
         for a, b in zip(offsets, offsets[1:]):
             digests += b2(data[a:b], digest_size=digest_size).digest()
-    raw = pa.FixedSizeBinaryArray.from_buffers(pa.binary(digest_size), frame.height, [None, pa.py_buffer(digests)])
-    return pl.Series(pl.from_arrow(raw)).cast(pl.Binary).bin.encode("hex")
+    return digests
+
+
+# An Arrow string view: a string longer than 12 bytes is its length, first 4 bytes, data buffer and offset.
+_VIEW = np.dtype([("len", "u4"), ("prefix", "V4"), ("buffer", "u4"), ("offset", "u4")])
+_HEX_ROWS = 1 << 20
+_BUFFER_ROWS = 1 << 26  # rows of hex text in one data buffer: view offsets are 32-bit
+
+
+def _hex(digests, size: int, order: np.ndarray | None = None, buffer_rows: int = _BUFFER_ROWS) -> pl.Series:
+    """hexdigest() of each `size`-byte digest, or of those `order` picks in its order, as a String
+    column built where it will live: the hex text in digest order, and Arrow string views into it
+    in the order asked, taken over by polars without a copy. The buffers are Arrow's own on the
+    system allocator, so they go back the moment polars lets go (no Python object to release)."""
+    width = 2 * size
+    assert width > 12, "views of strings up to 12 bytes hold them inline"
+    d = np.frombuffer(digests, dtype=np.uint8).reshape(-1, size)
+    n = len(d)
+    pool = pa.system_memory_pool()
+    data = []
+    for start in range(0, n, buffer_rows):
+        part = d[start: start + buffer_rows]
+        buf = pa.allocate_buffer(len(part) * width, memory_pool=pool)
+        text = np.frombuffer(buf, dtype=np.uint8)
+        for i in range(0, len(part), _HEX_ROWS):
+            text[i * width: (i + _HEX_ROWS) * width] = np.frombuffer(binascii.hexlify(part[i: i + _HEX_ROWS]), np.uint8)
+        data.append(buf)
+    m = n if order is None else len(order)
+    views_buf = pa.allocate_buffer(m * _VIEW.itemsize, memory_pool=pool)
+    views = np.frombuffer(views_buf, dtype=_VIEW)
+    for i in range(0, m, _HEX_ROWS):
+        rows = np.arange(i, min(i + _HEX_ROWS, m)) if order is None else order[i: i + _HEX_ROWS].astype(np.int64)
+        v = views[i: i + _HEX_ROWS]
+        v["len"] = width
+        v["prefix"] = np.frombuffer(binascii.hexlify(d[rows, :2]), dtype="V4")
+        v["buffer"] = rows // buffer_rows
+        v["offset"] = rows % buffer_rows * width
+    return pl.Series(pl.from_arrow(pa.Array.from_buffers(pa.string_view(), m, [None, views_buf, *data])))
 
 
 def author_profile(path: Path, cache_dir: Path | None = None) -> dict:

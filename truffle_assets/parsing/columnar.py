@@ -323,7 +323,9 @@ class _Assembly:
             ent = ent.with_columns(text=text)
             self.truncated += zip(ent["line_start"].gather(long).to_list(), ent["line_end"].gather(long).to_list())
         kind, edited = _kinds(ent)
-        return ent.with_columns(kind=kind, edited=edited).select(*ENTRY_SCHEMA).cast(ENTRY_SCHEMA)
+        # One chunk per column per block (a shift leaves line_end in two): in a frame whose columns
+        # are chunked alike, drop/select/with_columns share the columns; misaligned, they copy all of them.
+        return ent.with_columns(kind=kind, edited=edited).select(*ENTRY_SCHEMA).cast(ENTRY_SCHEMA).rechunk()
 
     def finish(self) -> pl.DataFrame | None:
         if self.open is not None:

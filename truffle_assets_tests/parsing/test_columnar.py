@@ -92,6 +92,14 @@ def test_edge_texts_parse_identically(text):
     same(parse_text(text), parse_rows(text))
 
 
+
+def test_entry_columns_are_chunked_alike_across_blocks():
+    # a frame whose columns are chunked differently is copied whole by drop/select/with_columns
+    lines = [x for i in range(3000) for x in (f"1/2/20, 10:{i % 60:02d} - A: line {i}", "more")]
+    frame = parse_lines(pl.Series(lines[i: i + 1000]) for i in range(0, len(lines), 1000)).frame
+    chunks = {name: tuple(frame[name].chunk_lengths()) for name in frame.columns}
+    assert len(chunks["ts"]) > 1 and set(chunks.values()) == {chunks["ts"]}, chunks
+
 def test_text_polars_cannot_hold_takes_the_row_parser():
     text = "1/2/20, 10:00 - A: broken \ud800 surrogate\n"
     assert parse_text(text).entries[0].text == "broken \ud800 surrogate"

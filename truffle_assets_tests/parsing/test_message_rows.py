@@ -5,12 +5,15 @@ the row parser's entries through ids.content_hash / ids.message_ids, one record 
 from __future__ import annotations
 
 import os
+import random
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
-from truffle_assets.exports import load_chat
+from truffle_assets.exports import _hex, _occurrence, load_chat
 from truffle_assets.ids import chat_id_for, content_hash, message_ids
 from truffle_assets.parsing import read_export
 from truffle_assets.parsing.parser import parse_rows
@@ -102,3 +105,27 @@ def test_edge_texts_rows_equal_the_reference(tmp_path, text):
 
 def test_no_files_give_the_empty_frame():
     assert load_chat("none", []).rows.equals(reference("none", []))
+
+
+@pytest.mark.parametrize("size", [10, 16])
+def test_hex_columns_are_the_hexdigests_in_the_order_asked(size):
+    rng = random.Random(size)
+    digests = rng.randbytes(size * 1000)
+    want = [digests[i * size: (i + 1) * size].hex() for i in range(1000)]
+    assert _hex(digests, size).to_list() == want
+    order = np.array(rng.sample(range(1000), 600), dtype=np.uint32)  # a shuffled subset, as after dedup
+    for buffer_rows in (7, 1000, 1 << 26):  # the hex text split over 143 data buffers, or in one
+        col = _hex(digests, size, order, buffer_rows)
+        assert col.dtype == pl.String and col.to_list() == [want[i] for i in order]
+    assert _hex(b"", size).to_list() == []
+
+
+def test_occurrence_counts_the_equal_pairs_before_each_row():
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 5, 5000).astype(np.uint64), rng.integers(0, 3, 5000).astype(np.uint16)
+    seen: Counter = Counter()
+    want = []
+    for pair in zip(a.tolist(), b.tolist()):
+        want.append(seen[pair])
+        seen[pair] += 1
+    assert _occurrence(a, b).tolist() == want
