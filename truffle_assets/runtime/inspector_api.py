@@ -168,17 +168,16 @@ def register_inspector(app: FastAPI, service: Any) -> None:
     """Add the inspector's routes (and the error handler they use) to `app`, over `service`."""
     router = APIRouter()
     chat_stats = _ChatStats()
-    cfg = service.config
     memo: dict[str, tuple[Any, dict[str, dict], list[dict]]] = {}
 
     def facts_now() -> tuple[dict[str, dict], list[dict]]:
         """(rows by id, timeline) of facts.json, redacted once per published version: redaction costs
         ~0.2 ms a text, so thousands of facts would otherwise cost seconds on every request."""
-        blob = read_json_cached(Path(cfg.published_dir) / "facts.json")  # the same object until the file changes
+        blob = read_json_cached(Path(service.config.published_dir) / "facts.json")  # the same object until the file changes
         hit = memo.get("facts")
         if hit is not None and hit[0] is blob:
             return hit[1], hit[2]
-        rows = fact_rows(load_facts(cfg.published_dir))
+        rows = fact_rows(load_facts(service.config.published_dir))
         memo["facts"] = (blob, rows, fact_timeline(rows))
         return rows, memo["facts"][2]
 
@@ -187,7 +186,7 @@ def register_inspector(app: FastAPI, service: Any) -> None:
         return error_response(exc.status, exc.message, exc.type, exc.code, exc.param)
 
     def pointer() -> Path:
-        p = Path(cfg.pointer)
+        p = Path(service.config.pointer)
         if not p.is_file():
             raise InspectorError(404, "no published memory yet: run `truffle ingest` first", "not_found_error",
                                  "memory_not_published")
@@ -206,7 +205,7 @@ def register_inspector(app: FastAPI, service: Any) -> None:
 
     @router.get("/api/memory/profile")
     def memory_profile() -> dict[str, Any]:
-        prof = read_profile(cfg.published_dir)
+        prof = read_profile(service.config.published_dir)
         if prof is None:
             pointer()  # no memory at all is a 404; a memory without a profile yet is an empty one
             prof = {}

@@ -90,7 +90,7 @@ def test_dry_run_lists_what_goes_and_changes_nothing(forgotten):
     dry, chat = forgotten["dry"], forgotten["chat"]
     assert dry["dry_run"] is True and dry["removed"]["messages"] == len(forgotten["rahul_ids"]) == 4
     assert chat["dry_run"] is False and chat["removed"]["messages"] == 4  # what the dry run announced
-    assert chat["removed"]["episodes"] >= 1 and chat["removed"]["lance_old_versions"] >= 1
+    assert chat["removed"]["episodes"] >= 1 and chat["removed"]["runtime_turns"] == 0
     assert chat["audit"].startswith("line ")
 
 

@@ -36,7 +36,7 @@ def test_upsert_idempotent_and_reuses_vectors(tmp_path, embedder):
     again = idx.upsert_partitions("alice", [D1, D2], raw.filter(pl.col("chat_id") == "alice"),
                                   summ.filter(pl.col("chat_id") == "alice"))
     assert (idx.table(RAW_TABLE).count_rows(), idx.table(SUMMARY_TABLE).count_rows()) == counts
-    assert again[RAW_TABLE] == {"deleted": 6, "added": 6, "embedded": 0}  # unchanged texts: no re-embedding
+    assert again[RAW_TABLE] == {"deleted": 6, "added": 6, "embedded": 0, "dropped_messages": 0}  # unchanged texts: no re-embedding
     assert again[SUMMARY_TABLE]["embedded"] == 0
 
 
