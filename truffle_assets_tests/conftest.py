@@ -18,6 +18,26 @@ def write_export(folder: Path, name: str, lines: list[str], newline: str = "\n")
     return path
 
 
+# two chats: Priya's spans two stretches of months (two runs), Rahul's one
+TWO_CHATS = {
+    "WhatsApp Chat with Priya.txt": [
+        "12/01/2024, 09:00 - Priya: Good morning! Are you coming to the meetup on Saturday?",
+        "12/01/2024, 09:02 - Arjun: Morning! Yes, I live in Pune now so it is a short ride",
+        "13/01/2024, 18:30 - Arjun: Slides are done, sending them tonight",
+        "02/02/2024, 21:15 - Priya: See you on Saturday at 10",
+        "02/02/2024, 21:16 - Arjun: See you there, my birthday is on 21 April by the way",
+        "20/04/2024, 19:00 - Priya: Happy early birthday!",
+        "20/04/2024, 19:05 - Arjun: Thank you! I love playing cricket on weekends",
+    ],
+    "WhatsApp Chat with Rahul.txt": [
+        "[02/03/2024, 10:00:00] Rahul: hey, cricket on Sunday?",
+        "[02/03/2024, 10:00:05] Arjun: yes! count me in, I work at Infosys so only after 6",
+        "[03/03/2024, 08:10:00] Rahul: ground booked for 7am",
+        "[03/03/2024, 08:12:30] Arjun: perfect, I will bring the bat",
+    ],
+}
+
+
 def newcomer_env(root: Path) -> dict:
     """The environment `truffle ingest` runs in for a newcomer with data root `root`: a fresh local
     SQLite instance holding the project's dagster.yaml, offline, no crash point set."""

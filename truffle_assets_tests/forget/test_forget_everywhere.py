@@ -16,27 +16,13 @@ import duckdb
 import pytest
 
 from truffle_assets.forget.inventory import left_in_index, left_in_store
-from truffle_assets_tests.conftest import newcomer_env, write_export
+from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, write_export
 
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
-PUNE = "12/01/2024, 09:02 - Arjun: Morning! Yes, I live in Pune now so it is a short ride"
-EXPORTS = {
-    "WhatsApp Chat with Priya.txt": [
-        "12/01/2024, 09:00 - Priya: Good morning! Are you coming to the meetup on Saturday?",
-        PUNE,
-        "13/01/2024, 18:30 - Arjun: Slides are done, sending them tonight",
-        "02/02/2024, 21:15 - Priya: See you on Saturday at 10",
-        "02/02/2024, 21:16 - Arjun: See you there, my birthday is on 21 April by the way",
-        "20/04/2024, 19:00 - Priya: Happy early birthday!",
-        "20/04/2024, 19:05 - Arjun: Thank you! I love playing cricket on weekends",
-    ],
-    "WhatsApp Chat with Rahul.txt": [
-        "[02/03/2024, 10:00:00] Rahul: hey, cricket on Sunday?",
-        "[02/03/2024, 10:00:05] Arjun: yes! count me in, I work at Infosys so only after 6",
-        "[03/03/2024, 08:10:00] Rahul: ground booked for 7am, my otp is 482913 lol",
-        "[03/03/2024, 08:12:30] Arjun: perfect, I will bring the bat",
-    ],
-}
+PRIYA, RAHUL = "WhatsApp Chat with Priya.txt", "WhatsApp Chat with Rahul.txt"
+PUNE = TWO_CHATS[PRIYA][1]
+# the crash tests' two chats, with a secret in Rahul's
+EXPORTS = {PRIYA: TWO_CHATS[PRIYA], RAHUL: [ln.replace("7am", "7am, my otp is 482913 lol") for ln in TWO_CHATS[RAHUL]]}
 
 
 def _truffle(env: dict, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -138,7 +124,7 @@ def _content(root: Path) -> dict[str, list]:
 
 
 def test_the_memory_is_what_a_clean_ingest_without_them_builds(forgotten, tmp_path):
-    without = {"WhatsApp Chat with Priya.txt": [ln for ln in EXPORTS["WhatsApp Chat with Priya.txt"] if ln != PUNE]}
+    without = {PRIYA: [ln for ln in EXPORTS[PRIYA] if ln != PUNE]}
     _world(tmp_path, without, "--user", "Arjun")  # one chat alone does not say who the user is
     mine, clean = _content(forgotten["root"]), _content(tmp_path)
     assert mine["messages"] and mine["lance_raw"]
@@ -218,8 +204,7 @@ def test_a_reexport_without_a_day_removes_it_everywhere(tmp_path):
                                           ).fetchall()}
     assert len(gone) == 2
     # the person deleted 3 March in WhatsApp and exported the chat again
-    write_export(tmp_path / "exports", "WhatsApp Chat with Rahul.txt",
-                 [ln for ln in EXPORTS["WhatsApp Chat with Rahul.txt"] if not ln.startswith("[03/03/2024")])
+    write_export(tmp_path / "exports", RAHUL, [ln for ln in EXPORTS[RAHUL] if not ln.startswith("[03/03/2024")])
     _truffle(env, "ingest")
     assert not any(left_in_store(tmp_path / "memory.duckdb", gone, set()).values())
     left = left_in_index(tmp_path / "index", gone)

@@ -70,3 +70,18 @@ def store(service) -> Path:
 def feedback_lines(store: Path) -> list[dict]:
     return [json.loads(line) for p in sorted((store / "feedback").glob("*.jsonl"))
             for line in p.read_text().splitlines() if line.strip()]
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's, installed by scripts/test.sh; Playwright never downloads one
+needs_chromium = pytest.mark.skipif(not CHROMIUM.is_file(),
+                                    reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless=new"])
+        yield b
+        b.close()

@@ -7,27 +7,14 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 from truffle_assets.runtime.api import create_app
 from truffle_assets.feedback.turns import load_turns
-from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
+from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server, needs_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
 NOTE = "It mixed up the dates of the dinner"
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(),
-                                reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless=new"])
-        yield b
-        b.close()
+pytestmark = needs_chromium
 
 
 def test_page_ask_cite_feedback_reroll(browser, service, store):

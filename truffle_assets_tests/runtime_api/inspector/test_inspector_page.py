@@ -14,25 +14,13 @@ from fastapi.testclient import TestClient
 
 from truffle_assets.retrieval import open_index
 from truffle_assets.runtime.api import create_app
-from truffle_assets_tests.runtime_api.conftest import TOKEN, live_server
+from truffle_assets_tests.runtime_api.conftest import TOKEN, live_server, needs_chromium
 from truffle_assets_tests.runtime_api.inspector.conftest import (
-    CHATS, PASSWORD, SECRETS, build_memory, inspector_service)
+    CHATS, SECRETS, build_memory, inspector_service)
 
-CHROMIUM = Path("/usr/bin/chromium")
 SEARCH_TIMEOUT_MS = 120_000  # the first query loads the embedding model, on a shared 2-core machine
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.is_file(),
-                                reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless=new"])
-        yield b
-        b.close()
+pytestmark = needs_chromium
 
 
 def published(root: Path, name: str) -> dict:
