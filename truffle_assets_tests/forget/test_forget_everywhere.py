@@ -17,6 +17,7 @@ import pytest
 
 from truffle_assets.forget.inventory import left_in_index, left_in_store
 from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, write_export
+from truffle_assets_tests.fake_llm import FakeLLM
 
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 PRIYA, RAHUL = "WhatsApp Chat with Priya.txt", "WhatsApp Chat with Rahul.txt"
@@ -121,6 +122,21 @@ def _content(root: Path) -> dict[str, list]:
     raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
     out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage"]).to_pylist()))
     return out
+
+
+def test_truffle_ask_no_longer_sees_them(forgotten):
+    """The answer path (graph, budgets, privacy guard) over the republished memory, with a real
+    OpenAI-compatible test server as the model: it cites whatever message ids its prompt holds."""
+    ids = forgotten["rahul_ids"] | {forgotten["pune"]}
+    with FakeLLM() as llm:
+        env = {**forgotten["env"], "TRUFFLE_LLM_BASE_URL": llm.base_url}
+        for question in ("Where do I work? Infosys?", "Do I live in Pune?"):
+            out = _truffle(env, "ask", question, "--json").stdout
+            answer = json.loads(out)
+            assert answer["answer"] and answer["trace"]["steps"]
+            assert not any(i in out for i in ids), question  # not in the context, the citations or the trace
+            assert not {c if isinstance(c, str) else c.get("message_id") for c in answer["citations"]} & ids
+        assert llm.requests >= 2 and not any(i in json.dumps(llm.bodies) for i in ids)
 
 
 def test_the_memory_is_what_a_clean_ingest_without_them_builds(forgotten, tmp_path):
