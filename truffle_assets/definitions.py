@@ -29,7 +29,8 @@ defs = dg.Definitions(
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
                             description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
         promote_model, rollback_model,
-        forget_memory,  # the last step of `truffle forget` / POST /api/forget, one run per forget runtime_retention,
+        runtime_retention,
+        forget_memory,  # the last step of `truffle forget` / POST /api/forget, one run per forget
     ],
     schedules=[runtime_retention_schedule],
     sensors=[
