@@ -224,11 +224,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Take something back: removed from every store, kept out of every later ingest (tombstone)."""
-    from truffle_assets.defs.forget.runner import NothingToForget, forget, unforget
-    from truffle_assets.forget.tombstones import Tombstones, TombstoneError
+    from truffle_assets.defs.forget.runner import NothingToForget, forget, tombstones, unforget
+    from truffle_assets.forget.tombstones import TombstoneError
 
     if args.list:
-        for t in Tombstones(Path(args.db).parent / "forget" / "tombstones.json").load():
+        for t in tombstones(Path(args.db)).load():
             print(json.dumps({"tombstone": t.id, "what": t.describe(), "added_at": t.added_at, "done": t.done}))
         return 0
     if args.undo:

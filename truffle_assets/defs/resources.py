@@ -37,7 +37,7 @@ class ExportsResource(dg.ConfigurableResource):
     forget_dir: str = str(paths.forget_dir())  # tombstones: what the user forgot stays out of every run
 
     def tombstones(self) -> Tombstones:
-        return Tombstones(Path(self.forget_dir) / "tombstones.json")
+        return Tombstones.in_dir(self.forget_dir)
 
     def id_map(self) -> ChatIdMap:
         """Export name -> chat id, given once and kept (`chat_ids`): every caller's ids come from it."""

@@ -82,6 +82,10 @@ class Tombstones:
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
+    @classmethod
+    def in_dir(cls, forget_dir: str | Path) -> "Tombstones":
+        return cls(Path(forget_dir) / "tombstones.json")
+
     @contextmanager
     def _locked(self) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -54,9 +54,9 @@ def register(app: FastAPI, service: Any, api_error: type[Exception]) -> None:
                 "removed": out["removed"], **({"audit": out["audit"]} if "audit" in out else {})}
 
     @app.get("/api/forget")
-    def tombstones() -> dict[str, Any]:
-        from truffle_assets.forget.tombstones import Tombstones
+    def list_tombstones() -> dict[str, Any]:
+        from truffle_assets.defs.forget.runner import tombstones
 
-        items = Tombstones(data_dir() / "forget" / "tombstones.json").load()
+        items = tombstones(data_dir() / "memory.duckdb").load()
         return {"tombstones": [{"tombstone": t.id, "kind": t.kind, "what": t.describe(), "added_at": t.added_at,
                                 "done": t.done} for t in items]}

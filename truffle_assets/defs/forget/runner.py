@@ -49,7 +49,7 @@ def _layout(db_path: Path) -> dict[str, Path]:
 def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path, db_path: Path,
            instance: dg.DagsterInstance | None = None, dry_run: bool = False, llm=None) -> dict:
     where = _layout(db_path)
-    tombs = Tombstones(where["forget"] / "tombstones.json")
+    tombs = Tombstones.in_dir(where["forget"])
     kind, value, chat = validate(kind, value, chat)
     tid = tombstone_id(kind, value, chat)
     pending = next((t for t in tombs.load() if t.id == tid), None)
@@ -127,6 +127,11 @@ def _fact_partition(r: Reach) -> tuple[str, date] | None:
     return chat, date.fromisoformat(month + "-01")
 
 
+def tombstones(db_path: Path) -> Tombstones:
+    """The tombstones of the memory stored at `db_path`."""
+    return Tombstones.in_dir(_layout(db_path)["forget"])
+
+
 def unforget(tombstone: str, db_path: Path) -> Tombstone | None:
     """Remove a tombstone; the next ingest of an export that still holds the items brings them back."""
-    return Tombstones(_layout(db_path)["forget"] / "tombstones.json").remove(tombstone)
+    return tombstones(db_path).remove(tombstone)
