@@ -20,6 +20,9 @@ Modes (settable at any time through `.mode`):
   garbage_ids     valid JSON whose evidence cites ids that are not in the prompt
 
 `responder` (body -> content str) overrides the ok content for other protocols (runtime tests).
+A request with `"stream": true` gets the content as `chat.completion.chunk` server-sent events, a
+few words each, `stream_delay_s` apart (a usage chunk too when `stream_options.include_usage`);
+`streams_cut` counts streams the client closed before the end.
 A down endpoint: `closed_port_url()` gives a base URL nobody listens on.
 """
 
@@ -92,6 +95,8 @@ class FakeLLM:
         self.mode = mode
         self.delay_s = delay_s
         self.responder = responder
+        self.stream_delay_s = 0.0
+        self.streams_cut = 0
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -162,6 +167,8 @@ class FakeLLM:
         with self._lock:
             self.requests = 0
             self.max_in_flight = 0
+            self.streams_cut = 0
+            self.stream_delay_s = 0.0
             self.bodies.clear()
             self._seen.clear()
 
@@ -190,6 +197,33 @@ class FakeLLM:
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }
 
+    def _stream(self, h: BaseHTTPRequestHandler, body: dict, content: str) -> None:
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", self.model)}
+        pieces = re.findall(r"\S+\s*|\s+", content)
+        events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+        events += [{**base, "choices": [{"index": 0, "delta": {"content": "".join(pieces[i:i + 2])}, "finish_reason": None}]}
+                   for i in range(0, len(pieces), 2)]
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            done = self._completion(body, content)["usage"]
+            events.append({**base, "choices": [], "usage": done})
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream")
+            h.send_header("Cache-Control", "no-cache")
+            h.end_headers()
+            for ev in events:
+                h.wfile.write(f"data: {json.dumps(ev)}\n\n".encode())
+                h.wfile.flush()
+                if self.stream_delay_s:
+                    time.sleep(self.stream_delay_s)
+            h.wfile.write(b"data: [DONE]\n\n")
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            with self._lock:
+                self.streams_cut += 1
+
     def _handle(self, h: BaseHTTPRequestHandler, body: dict) -> None:
         with self._lock:
             self.in_flight += 1
@@ -212,7 +246,12 @@ class FakeLLM:
         def ok() -> str:
             return self.responder(body) if self.responder else ok_content(body)
 
-        if mode == "no_json_mode" and "response_format" in body:
+        if body.get("stream") and mode in ("ok", "prose", "slow"):
+            if mode == "slow":
+                time.sleep(self.delay_s)
+            content = "Sure! The friends talked about their plans for the weekend." if mode == "prose" else ok()
+            self._stream(h, body, content)
+        elif mode == "no_json_mode" and "response_format" in body:
             self._send(h, 400, {"error": {"message": "response_format is not supported", "type": "invalid_request_error"}})
         elif mode == "http500":
             self._send(h, 500, {"error": {"message": "internal error", "type": "server_error"}})

@@ -53,6 +53,13 @@ class EndpointConfig(BaseModel):
     max_retries: int = Field(0, ge=0)       # a down endpoint falls back at once; no hidden waits
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     reroll_temperature: float = Field(0.8, gt=0.0, le=2.0)
+    # sampling against repetition; None sends nothing (the endpoint's default). The embedded model's
+    # values are `service.EMBEDDED_SAMPLING`, measured by benchmarks/repetition_bench.py
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    repeat_penalty: float | None = Field(None, ge=0.0, le=3.0)   # llama.cpp only
+    stop: list[str] = Field(default_factory=list, max_length=4)
+    loop_guard: bool = True   # cut a reply where it starts repeating itself (streaming: stop generating there)
 
 
 class Policy(BaseModel):

@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.prompt import context_block
 from truffle_assets.runtime import privacy
+from truffle_assets.runtime.display import emojize
 from truffle_assets.runtime.prompts import system_prompt, text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 from truffle_assets.runtime.tokens import TokenCounter
@@ -41,9 +42,15 @@ def one_line(s: str | None) -> str:
     return _NEWLINES.sub(" / ", (s or "").strip())
 
 
+def display_text(s: str | None) -> str:
+    """Memory text as the prompt shows it: the person's emoji back (the index holds the search
+    stream's shortcodes), redacted again (defence in depth), on one line."""
+    return one_line(privacy.redact_data(emojize(s or "")))
+
+
 def evidence_line(it: dict) -> tuple[str, str, str]:
-    """(id, author, text) of an evidence item as the prompt shows it: one line, redacted."""
-    return it["message_id"], one_line(it.get("author") or "Unknown"), one_line(privacy.redact_data(it.get("text") or ""))
+    """(id, author, text) of an evidence item as the prompt shows it: one line, redacted, emoji as emoji."""
+    return it["message_id"], one_line(it.get("author") or "Unknown"), display_text(it.get("text"))
 
 
 # ---- entries and fitting ----------------------------------------------------------------------------
@@ -107,7 +114,7 @@ def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
         if f.get("superseded_by"):
             status += f", superseded by {f['superseded_by']}"
-        line = f"- {one_line(privacy.redact_data(str(f.get('fact_text') or '')))} (fact {f.get('fact_id')}, {status})"
+        line = f"- {display_text(str(f.get('fact_text') or ''))} (fact {f.get('fact_id')}, {status})"
         out.append(_Entry((2, 2.0, -i), (0, i), line))
     if not profile:
         return out
@@ -116,11 +123,11 @@ def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
     for cat, entries in cats.items():
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
-            line = f"- {one_line(privacy.redact_data(str(e.get('text') or '')))} ({cat}, fact {e.get('id')}{since})"
+            line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {e.get('id')}{since})"
             out.append(_Entry((1, float(e.get("confidence") or 0.0), -n), (1, n), line))
             n += 1
     for j, p in enumerate(profile.get("previously") or []):
-        line = f"- {one_line(privacy.redact_data(str(p.get('text') or '')))} (until {p.get('until')}, fact {p.get('id')})"
+        line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {p.get('id')})"
         out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously"))
     return out
 
@@ -141,7 +148,7 @@ def _summary_entries(summaries: list[dict]) -> list[_Entry]:
     for i, s in enumerate(summaries):
         start, end = str(s.get("start_ts") or "")[:10], str(s.get("end_ts") or "")[:10]
         when = start if not end or end == start else f"{start} to {end}"
-        line = f"- {s.get('chat_id')}, {when}: {one_line(privacy.redact_data(s.get('text') or ''))}"
+        line = f"- {s.get('chat_id')}, {when}: {display_text(s.get('text'))}"
         out.append(_Entry((float(s.get("score") or 0.0), -i), (start, i), line))
     return out
 

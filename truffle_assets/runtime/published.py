@@ -55,6 +55,25 @@ def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: order.get(r["message_id"], 0))
 
 
+def fetch_day(pointer: Path, chat_id: str, day: str, limit: int = 2_000) -> list[dict]:
+    """A chat's indexed messages of one day (YYYY-MM-DD), oldest first: the evidence panel's day view
+    and a cited message's neighbours."""
+    from datetime import date as _date
+
+    from truffle_assets.index.lance import RAW_TABLE, sql_str
+    from truffle_assets.retrieval import open_index
+
+    _date.fromisoformat(day)  # a malformed day is a ValueError (422), never SQL
+    if not pointer.is_file():
+        return []
+    tbl = open_index(pointer).table(RAW_TABLE)
+    if tbl is None:
+        return []
+    rows = (tbl.search().where(f"chat_id = {sql_str(chat_id)} AND day = date {sql_str(day)}")
+            .select(["message_id", "episode_id", "chat_id", "ts", "author", "text"]).limit(limit).to_list())
+    return sorted(rows, key=lambda r: (r["ts"], r["message_id"]))
+
+
 def load_facts(published_dir: str | Path) -> dict[str, dict]:
     blob = read_json_cached(Path(published_dir) / "facts.json")
     facts = blob.get("facts", []) if isinstance(blob, dict) else (blob or [])

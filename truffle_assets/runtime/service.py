@@ -36,7 +36,8 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
 from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.prompts import system_prompt, template_version
-from truffle_assets.runtime.published import fetch_messages, load_facts, read_json_cached, read_profile
+from truffle_assets.runtime.display import emojize
+from truffle_assets.runtime.published import fetch_day, fetch_messages, load_facts, read_json_cached, read_profile
 from truffle_assets.runtime.state import Context, InputState
 from truffle_assets.runtime.tokens import TokenCounter
 
@@ -135,6 +136,9 @@ class ChatService:
             published_dir=str(cfg.published_dir), base_url=ep.base_url, model=ep.model, api_key=ep.api_key,
             timeout_s=cfg.endpoint.timeout_s, max_retries=cfg.endpoint.max_retries,
             temperature=cfg.endpoint.temperature if temperature is None else temperature,
+            frequency_penalty=cfg.endpoint.frequency_penalty, presence_penalty=cfg.endpoint.presence_penalty,
+            repeat_penalty=cfg.endpoint.repeat_penalty, stop=tuple(cfg.endpoint.stop),
+            loop_guard=cfg.endpoint.loop_guard,
             tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
             max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
             allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
@@ -155,21 +159,51 @@ class ChatService:
             *, temperature: float | None = None, today: date | str | None = None) -> TurnResult:
         """Answer the last user message of `messages` (earlier user/assistant turns are the dialogue;
         client system messages are ignored). Never raises for endpoint or model failures."""
+        turn = self._turn(messages, conversation_id, reroll_of, temperature, today, live=False)
+        for event in turn:
+            if "turn" in event:
+                return event["turn"]
+        raise RuntimeError("the chat graph ended without a turn")  # unreachable: _turn always ends with one
+
+    def ask_stream(self, messages: list[dict], conversation_id: str | None = None, reroll_of: str | None = None,
+                   *, temperature: float | None = None, today: date | str | None = None) -> Iterator[dict]:
+        """`ask`, as it happens: `{"delta": text}` events while the model writes the answer (settled
+        text only: cleaned, scrubbed, never a tool call), then `{"turn": TurnResult}`. The deltas
+        are a prefix of the final answer unless the turn fell back after prose had been sent
+        (then `turn.answer` replaces them). The question is checked before this returns."""
+        return self._turn(messages, conversation_id, reroll_of, temperature, today, live=True)
+
+    def _turn(self, messages: list[dict], conversation_id: str | None, reroll_of: str | None,
+              temperature: float | None, today: date | str | None, *, live: bool) -> Iterator[dict]:
         t0 = time.perf_counter()
         messages = [{"role": str(m.get("role")), "content": str(m.get("content") or "")} for m in messages]
         if not any(m["role"] == "user" and m["content"].strip() for m in messages):
             raise ValueError("messages must contain a non-empty user message")
         if reroll_of is not None and temperature is None:
             temperature = self.config.endpoint.reroll_temperature
-        turn_id = uuid.uuid4().hex
-        conversation_id = conversation_id or uuid.uuid4().hex
         ctx = self.context(temperature)
+        ctx.stream = live
         today_s = today.isoformat() if isinstance(today, date) else today
-        out = graph.invoke(InputState(messages=messages, today=today_s, temperature=temperature), context=ctx)
+        state = InputState(messages=messages, today=today_s, temperature=temperature)
+        return self._run(state, ctx, messages, conversation_id or uuid.uuid4().hex, reroll_of, t0)
+
+    def _run(self, state: InputState, ctx: Context, messages: list[dict], conversation_id: str,
+             reroll_of: str | None, t0: float) -> Iterator[dict]:
+        out: dict = {}
+        for mode, event in graph.stream(state, context=ctx, stream_mode=["custom", "values"]):
+            if mode == "custom":
+                yield event
+            else:
+                out = event
+        yield {"turn": self._result(out, messages, conversation_id, reroll_of, t0)}
+
+    def _result(self, out: dict, messages: list[dict], conversation_id: str, reroll_of: str | None,
+                t0: float) -> TurnResult:
+        turn_id = uuid.uuid4().hex
         latency = round((time.perf_counter() - t0) * 1000, 1)
         by_id = {i["message_id"]: i for i in out.get("items", [])}
-        sources = [{k: by_id[c].get(k) for k in ("message_id", "chat_id", "ts", "author", "text", "uncertain")}
-                   for c in out.get("citations", []) if c in by_id]
+        sources = [{k: by_id[c].get(k) for k in ("message_id", "chat_id", "ts", "author", "uncertain")}
+                   | {"text": emojize(by_id[c].get("text") or "")} for c in out.get("citations", []) if c in by_id]
         trace = {
             "steps": out.get("trace", []), "recalls": out.get("intents", []), "tool_calls": out.get("tool_calls", []),
             "recall_count": out.get("recall_count", 0), "max_recalls": out.get("max_recalls"),
@@ -212,10 +246,25 @@ class ChatService:
         return True
 
     # ---- memory inspector --------------------------------------------------------------------------
-    def evidence(self, message_id: str) -> dict | None:
-        """{message_id, chat_id, ts, author, text} of one indexed (redacted) message, or None."""
+    def evidence(self, message_id: str, around: int = 0) -> dict | None:
+        """{message_id, chat_id, ts, day, author, text} of one indexed (redacted) message, or None;
+        with `around` > 0 also `neighbours`: up to that many messages of the same chat and day
+        before and after it, in order, the message itself included (`"cited": true`)."""
         rows = self._messages([message_id])
-        return rows[0] if rows else None
+        if not rows:
+            return None
+        found = rows[0]
+        if around > 0 and found.get("day"):
+            day = self.day(found["chat_id"], found["day"])
+            at = next((i for i, r in enumerate(day) if r["message_id"] == message_id), None)
+            if at is not None:
+                found["neighbours"] = [r | {"cited": r["message_id"] == message_id}
+                                       for r in day[max(0, at - around): at + around + 1]]
+        return found
+
+    def day(self, chat_id: str, day: str) -> list[dict]:
+        """A chat's indexed (redacted) messages of one day, oldest first."""
+        return [self._row(r) for r in fetch_day(self.config.pointer, str(chat_id), str(day)[:10])]
 
     def _messages(self, ids: list[str]) -> list[dict]:
         try:
@@ -223,9 +272,15 @@ class ChatService:
         except Exception as exc:  # noqa: BLE001 - an unreadable index is "not found" to a caller
             log.warning("evidence lookup failed: %s", exc)
             return []
-        return [{"message_id": r["message_id"], "chat_id": r["chat_id"],
-                 "ts": r["ts"].isoformat() if hasattr(r.get("ts"), "isoformat") else r.get("ts"),
-                 "author": r.get("author"), "text": r.get("text")} for r in rows]
+        return [self._row(r) for r in rows]
+
+    @staticmethod
+    def _row(r: dict) -> dict:
+        """A message as callers see it: the person's emoji back (`display.emojize`), still redacted."""
+        ts = r.get("ts")
+        ts_s = ts.isoformat() if hasattr(ts, "isoformat") else (str(ts) if ts is not None else None)
+        return {"message_id": r["message_id"], "chat_id": r["chat_id"], "ts": ts_s,
+                "day": ts_s[:10] if ts_s else None, "author": r.get("author"), "text": emojize(r.get("text") or "")}
 
     def fact(self, fact_id: str) -> dict | None:
         """A fact from the published facts.json (current or superseded) with its evidence messages."""
@@ -299,6 +354,12 @@ class ChatService:
 
 
 EMBEDDED_BUDGET = {"profile": 1_000, "summaries": 1_500, "raw": 3_000, "dialogue": 1_500, "answer": 512}
+# The embedded 0.5B model at temperature 0 repeats lines until max_tokens; these (with the loop
+# guard, on for every endpoint) are what benchmarks/repetition_bench.py measured. A stop ends the
+# reply where the model starts another chat turn or re-quotes the context block.
+EMBEDDED_STOP = ("<|im_start|>", "<|endoftext|>", "\nRetrieved messages:", "\n\n\n")
+EMBEDDED_SAMPLING = {"frequency_penalty": 0.3, "presence_penalty": None, "repeat_penalty": 1.15,
+                     "stop": list(EMBEDDED_STOP)}
 
 
 @contextlib.contextmanager
@@ -324,7 +385,10 @@ def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | No
         # ~70 tokens/s, so the embedded default keeps a turn to a few thousand tokens
         small = {k: min(getattr(config.budget, k), v) for k, v in EMBEDDED_BUDGET.items()}
         budget = config.budget.model_copy(update={**small, "cap": cap, "answer": min(small["answer"], cap // 4)})
+        # anti-repetition sampling unless the config chose its own
+        sampling = {k: v for k, v in EMBEDDED_SAMPLING.items() if getattr(ep, k) in (None, [])}
         cfg = config.model_copy(update={
-            "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf)}),
+            "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf),
+                                              **sampling}),
             "budget": budget})
         yield ChatService(cfg, endpoint=srv.endpoint())

@@ -32,6 +32,12 @@ class Context:
     timeout_s: float = 120.0
     max_retries: int = 0
     temperature: float = 0.0
+    frequency_penalty: float | None = None   # None: the endpoint's default (see EndpointConfig)
+    presence_penalty: float | None = None
+    repeat_penalty: float | None = None      # llama.cpp's own knob, sent in the request's extra body
+    stop: tuple[str, ...] = ()
+    stream: bool = False                     # answer text goes to the graph's custom stream as generated
+    loop_guard: bool = True                  # cut a reply where it starts repeating (off only to measure it)
     tokenizer: str | None = None             # GGUF / HF tokenizer folder of the served model
     tokenizer_proxy_for: str | None = None   # set when counting for a remote model with a local tokenizer
     budget: Budget = field(default_factory=Budget)
