@@ -9,6 +9,8 @@ Two tables live under `root`:
   the previous message of the same episode as light context (`context_prev`, off by default and
   not yet measured: retrieval already scores each candidate with its episode neighbours at
   query time, which keeps passages precise and lets the context weight be tuned without a reindex).
+  `keys` holds the entities of the text and the kinds of answer it gives (`index.keys`), BM25-indexed
+  on their own; they live in the message's row, so whatever deletes the message deletes its keys.
 * `episodic_summaries` — one row per summary, with the episode's message ids for expansion.
 
 Writes are per (chat, day), delete-then-add, so re-running a day is idempotent.
@@ -33,11 +35,13 @@ import polars as pl
 import pyarrow as pa
 
 from truffle_assets.index.embedder import Embedder, text_sha
+from truffle_assets.index.keys import message_keys
 
 RAW_TABLE = "raw_episodes_index"
 SUMMARY_TABLE = "episodic_summaries"
 TABLES = (RAW_TABLE, SUMMARY_TABLE)
 SCALAR_KEYS = {RAW_TABLE: ("message_id", "episode_id"), SUMMARY_TABLE: ("episode_id",)}
+FTS_COLUMNS = {RAW_TABLE: ("passage", "keys"), SUMMARY_TABLE: ("text",)}
 VECTOR_INDEX_MIN_ROWS = 10_000  # flat search costs ~1.7 ms per 1K rows here (53 ms at 30K); IVF-SQ ~25 ms at 300K
 POINTER_NAME = "latest.json"
 
@@ -58,7 +62,7 @@ def raw_schema(dim: int) -> pa.Schema:
         ("day", pa.date32()), ("ts", pa.timestamp("us")), ("author", pa.string()),
         ("is_user", pa.bool_()), ("text", pa.string()), ("passage", pa.string()),
         ("text_sha", pa.string()), ("salience", pa.float64()),
-        ("vector", pa.list_(pa.float32(), dim)),
+        ("vector", pa.list_(pa.float32(), dim)), ("keys", pa.string()),
     ])
 
 
@@ -212,6 +216,9 @@ class MemoryIndex:
         for name, schema in ((RAW_TABLE, raw_schema(dim)), (SUMMARY_TABLE, summary_schema(dim))):
             if not self._exists(name):
                 self._db.create_table(name, schema=schema, exist_ok=True)
+        raw = self.table(RAW_TABLE)
+        if "keys" not in raw.schema.names:  # a table written before keys: empty until its days are rewritten
+            raw.add_columns({"keys": "CAST(NULL AS STRING)"})
 
     def _exists(self, name: str) -> bool:
         # list_tables() pages; we own two tables, so the first page always has them
@@ -275,11 +282,15 @@ class MemoryIndex:
         else:
             texts = rows["text"].to_list()
         shas = [text_sha(t, model) for t in texts]
-        # Reuse vectors of identical texts already stored in these partitions (unchanged episodes).
+        # Reuse vectors (and keys) of identical texts already stored in these partitions (unchanged episodes).
         cached: dict[str, list[float]] = {}
+        cached_keys: dict[str, str] = {}
         if tbl.count_rows(where):
-            old = tbl.search().where(where).select(["text_sha", "vector"]).limit(None).to_arrow()
+            cols = ["text_sha", "vector"] + (["keys"] if name == RAW_TABLE else [])
+            old = tbl.search().where(where).select(cols).limit(None).to_arrow()
             cached = dict(zip(old["text_sha"].to_pylist(), old["vector"].to_pylist()))
+            if name == RAW_TABLE:
+                cached_keys = {s: k for s, k in zip(old["text_sha"].to_pylist(), old["keys"].to_pylist()) if k is not None}
         todo = [i for i, s in enumerate(shas) if s not in cached]
         dim = self.embedder.dim if todo or not cached else len(next(iter(cached.values())))
         vecs = np.zeros((len(texts), dim), dtype=np.float32)
@@ -289,6 +300,9 @@ class MemoryIndex:
         if todo:
             vecs[todo] = self.embedder.encode([texts[i] for i in todo])
         rows = rows.with_columns(pl.Series("text_sha", shas, dtype=pl.String))
+        if name == RAW_TABLE:
+            rows = rows.with_columns(pl.Series("keys", self._keys(rows["text"].to_list(), shas, cached_keys),
+                                               dtype=pl.String))
         schema = raw_schema(dim) if name == RAW_TABLE else summary_schema(dim)
         arrow = rows.to_arrow()
         cols = {}
@@ -298,6 +312,12 @@ class MemoryIndex:
             else:
                 cols[f.name] = arrow[f.name].cast(f.type)
         return pa.table(cols, schema=schema), len(todo)
+
+    @staticmethod
+    def _keys(texts: list[str], shas: list[str], cached: dict[str, str]) -> list[str]:
+        todo = [i for i, s in enumerate(shas) if s not in cached]
+        fresh = dict(zip(todo, message_keys([texts[i] for i in todo])))
+        return [fresh[i] if i in fresh else cached[s] for i, s in enumerate(shas)]
 
     def refresh_indexes(self) -> dict[str, Any]:
         """Build the BM25, id and (when it pays) vector indexes a table lacks, then fold new rows in.
@@ -311,14 +331,16 @@ class MemoryIndex:
         from lancedb.index import FTS, BTree, IvfSq
 
         out: dict[str, Any] = {}
-        for name, col in ((RAW_TABLE, "passage"), (SUMMARY_TABLE, "text")):
+        for name in TABLES:
             tbl = self.table(name)
             if tbl is None:
                 continue
             n = tbl.count_rows()
             have = {tuple(i.columns) for i in tbl.list_indices()}
-            if (col,) not in have:  # native (non-tantivy) BM25; English stemming + stopwords on documents and queries
-                tbl.create_index(col, config=FTS(with_position=False), replace=True)
+            col = FTS_COLUMNS[name][0]
+            for fts in FTS_COLUMNS[name]:
+                if (fts,) not in have and fts in tbl.schema.names:  # native (non-tantivy) BM25; English stemming + stopwords
+                    tbl.create_index(fts, config=FTS(with_position=False), replace=True)
             # retrieval looks rows up by id (summary expansion, episode neighbours, evidence): without
             # these an `IN (...)` filter scans the table (~35 ms at 300K messages, ~8 ms with them)
             for key in SCALAR_KEYS[name]:
