@@ -5,10 +5,12 @@
 - `POST /v1/chat/completions` answers from the memory in the OpenAI `chat.completion` shape (the
   model's answer as the message content) with an extra `truffle` object: `turn_id,
   conversation_id, citations, uncertain, watermarks, tokens, fallback, refused`. `stream: true`
-  sends the finished answer as `chat.completion.chunk` server-sent events ending in
-  `data: [DONE]`, so any OpenAI client can stream it. `GET /v1/models` lists the one model.
-- `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}`,
-  `GET /api/facts/{fact_id}`: the page's (and any client's) way to rate, regenerate and inspect.
+  sends the answer as `chat.completion.chunk` server-sent events while the model writes it
+  (`ChatService.ask_stream`: settled, scrubbed text only), the `truffle` object in the last chunk,
+  ending in `data: [DONE]`, so any OpenAI client can stream it. `GET /v1/models` lists the one model.
+- `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}[?around=N]` (with N
+  neighbours each side), `GET /api/day/{chat_id}/{YYYY-MM-DD}`, `GET /api/facts/{fact_id}`: the
+  page's (and any client's) way to rate, regenerate and inspect.
 - `GET /` and `/static/*`: the web page (no external resources, no build step).
 
 With `token` set, every endpoint but the page's static files needs `Authorization: Bearer
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
@@ -51,6 +53,8 @@ MODEL_ID = "truffle"  # what /v1/models lists; the request's `model` is accepted
 # the `truffle` object of a completion; `body` is the answer without its freshness lines
 TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused",
                "reroll_of", "body")
+MAX_AROUND = 10  # neighbours each side of an evidence message
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 STREAM_CHUNK_CHARS = 24  # roughly a few words per SSE event
 _WORDS = re.compile(r"\S+\s*|\s+")
 # the `type` of an error body per status, as OpenAI names them
@@ -169,6 +173,50 @@ def _chunks(text: str, size: int = STREAM_CHUNK_CHARS) -> Iterator[str]:
         yield buf
 
 
+def _turn_parts(result: Any) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+    """(the turn as JSON without its trace, usage, the `truffle` object of a completion)."""
+    turn = turn_json(result, trace=True)
+    usage = _usage(turn)
+    turn.pop("trace", None)
+    return turn, usage, {k: turn.get(k) for k in TURN_FIELDS}
+
+
+def _streamed(events: Iterator[dict], requested_model: str | None) -> Iterator[bytes]:
+    """`chat.completion.chunk` server-sent events of a turn as the model writes it: a role chunk at
+    once, a content chunk per settled piece of the answer, the rest of the answer (its freshness
+    lines, or all of it for an answer the model did not write) and the `truffle` object in the last
+    chunk, then `[DONE]`. A turn that fell back after prose was sent adds its answer after a blank
+    line and says `replaced` (the page shows `truffle.answer` alone)."""
+    created = int(time.time())
+    base = {"id": f"chatcmpl-{created}", "object": "chat.completion.chunk", "created": created,
+            "model": requested_model or MODEL_ID}
+
+    def chunk(delta: dict, finish: str | None = None, **extra: Any) -> bytes:
+        return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
+
+    yield chunk({"role": "assistant", "content": ""})
+    sent = ""
+    try:
+        for event in events:
+            if "delta" in event:
+                sent += event["delta"]
+                yield chunk({"content": event["delta"]})
+                continue
+            turn, usage, extra = _turn_parts(event["turn"])
+            answer = turn["answer"]
+            replaced = bool(sent) and not answer.startswith(sent)
+            rest = ("\n\n" + answer) if replaced else answer[len(sent):]
+            for piece in _chunks(rest):
+                yield chunk({"content": piece})
+            base["id"] = f"chatcmpl-{turn.get('turn_id') or created}"
+            yield chunk({}, "stop", usage=usage, truffle={**extra, "answer": answer, "replaced": replaced})
+    except Exception as exc:  # noqa: BLE001 - the status line is gone: the error travels as an event
+        log.exception("chat stream failed")
+        yield _sse({"error": {"message": clip(f"the chat service failed: {type(exc).__name__}"),
+                              "type": "service_unavailable", "param": None, "code": "service_error"}})
+    yield b"data: [DONE]\n\n"
+
+
 def _sse(obj: Any) -> bytes:
     return f"data: {json.dumps(obj, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
 
@@ -257,33 +305,19 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         kwargs: dict[str, Any] = {"conversation_id": body.conversation_id}
         if body.temperature is not None:
             kwargs["temperature"] = body.temperature
+        if body.stream:
+            return StreamingResponse(_streamed(call(service.ask_stream, messages, **kwargs), body.model),
+                                     media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         result = call(service.ask, messages, **kwargs)
-        turn = turn_json(result, trace=True)
-        usage = _usage(turn)
-        turn.pop("trace", None)
+        turn, usage, extra = _turn_parts(result)
         created = int(time.time())
-        cid = f"chatcmpl-{turn.get('turn_id') or created}"
-        model = turn.get("model") or body.model or MODEL_ID
-        extra = {k: turn.get(k) for k in TURN_FIELDS}
-        if not body.stream:
-            return JSONResponse({
-                "id": cid, "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": turn["answer"]}}],
-                "usage": usage, "truffle": extra})
-
-        def events() -> Iterator[bytes]:
-            base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
-            yield _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                              "finish_reason": None}]})
-            for piece in _chunks(turn["answer"]):
-                yield _sse({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-            yield _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                        "usage": usage, "truffle": extra})
-            yield b"data: [DONE]\n\n"
-
-        return StreamingResponse(events(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return JSONResponse({
+            "id": f"chatcmpl-{turn.get('turn_id') or created}", "object": "chat.completion", "created": created,
+            "model": turn.get("model") or body.model or MODEL_ID,
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": turn["answer"]}}],
+            "usage": usage, "truffle": extra})
 
     # -- the page's API
     @app.post("/api/feedback")
@@ -298,12 +332,19 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         return {"reroll_of": body.turn_id, **turn_json(result)}
 
     @app.get("/api/evidence/{message_id}")
-    def evidence(message_id: str) -> Any:
-        found = call(service.evidence, message_id)
+    def evidence(message_id: str, around: int = Query(0, ge=0, le=MAX_AROUND)) -> Any:
+        found = call(service.evidence, message_id, around) if around else call(service.evidence, message_id)
         if not found:
             raise ApiError(404, f"no evidence message with id {message_id!r} in the published memory",
                            "not_found_error", "message_not_found")
         return jsonable_encoder(found)
+
+    @app.get("/api/day/{chat_id}/{day}")
+    def day(chat_id: str, day: str) -> Any:
+        if not _DAY.fullmatch(day):
+            raise ApiError(422, f"day must be YYYY-MM-DD, not {clip(day, 40)!r}", "invalid_request_error",
+                           "invalid_value", "day")
+        return {"chat_id": chat_id, "day": day, "messages": jsonable_encoder(call(service.day, chat_id, day))}
 
     @app.get("/api/facts/{fact_id}")
     def fact(fact_id: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import openai
 import pytest
@@ -12,6 +13,7 @@ from truffle_assets.runtime import ChatService
 from truffle_assets.runtime.api import create_app
 from truffle_assets.feedback.turns import load_turns
 from truffle_assets_tests.fake_llm import closed_port_url
+from truffle_assets_tests.runtime.conftest import shown_ids
 from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server
 
 
@@ -173,3 +175,50 @@ def test_streaming_through_uvicorn_with_the_openai_client(service):
         assert last.model_extra["truffle"]["turn_id"] != extra["turn_id"]
         with pytest.raises(openai.AuthenticationError):
             openai.OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0).models.list()
+
+
+def test_the_stream_arrives_while_the_model_writes(service, llm):
+    """Over a real socket: content events arrive in several reads, spread over the model's time."""
+    import httpx
+
+    def long_answer(body):
+        ids = shown_ids(body)
+        return " ".join(f"Point {i} about your plans with Priya [msg:{ids[i % len(ids)]}]." for i in range(12))
+
+    llm.responder = long_answer
+    llm.stream_delay_s = 0.05
+    with live_server(create_app(service)) as url:
+        arrivals: list[tuple[float, str]] = []
+        t0 = time.perf_counter()
+        with httpx.stream("POST", f"{url}/v1/chat/completions", timeout=60,
+                          json={"stream": True, "messages": [{"role": "user", "content": QUESTION}]}) as r:
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+            for line in r.iter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    arrivals.append((time.perf_counter() - t0, line[6:]))
+    events = [json.loads(d) for _, d in arrivals]
+    content = [(t, e["choices"][0]["delta"].get("content")) for (t, _), e in zip(arrivals, events)
+               if e.get("choices") and e["choices"][0]["delta"].get("content")]
+    assert len(content) > 5
+    assert content[-1][0] - content[0][0] > 0.2  # not one burst at the end: pieces came as they were written
+    final = events[-1]["truffle"]
+    assert final["answer"] == "".join(c for _, c in content) and not final["replaced"]
+    assert len(final["citations"]) >= 2
+
+
+def test_evidence_with_neighbours_and_the_day(client, service, llm):
+    data = ask(client)
+    cited = data["truffle"]["citations"][0]
+    ev = client.get(f"/api/evidence/{cited}", params={"around": 3}).json()
+    near = ev["neighbours"]
+    assert [m["message_id"] for m in near if m["cited"]] == [cited] and 1 < len(near) <= 7
+    assert all(m["chat_id"] == ev["chat_id"] and m["day"] == ev["day"] for m in near)
+    assert [m["ts"] for m in near] == sorted(m["ts"] for m in near)
+    day = client.get(f"/api/day/{ev['chat_id']}/{ev['day']}").json()
+    ids = [m["message_id"] for m in day["messages"]]
+    assert cited in ids and [m["message_id"] for m in near] == ids[ids.index(near[0]["message_id"]):][:len(near)]
+    assert "neighbours" not in client.get(f"/api/evidence/{cited}").json()
+    assert client.get(f"/api/evidence/{cited}", params={"around": 99}).status_code == 422
+    bad = client.get(f"/api/day/{ev['chat_id']}/yesterday")
+    assert bad.status_code == 422 and bad.json()["error"]["param"] == "day"
+    assert client.get(f"/api/day/nochat/{ev['day']}").json()["messages"] == []

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from truffle_assets.runtime.api import create_app
 from truffle_assets.feedback.turns import load_turns
+from truffle_assets_tests.runtime.conftest import context_message, shown_ids
 from truffle_assets_tests.runtime_api.conftest import QUESTION, TOKEN, feedback_lines, live_server, needs_chromium
 
 NOTE = "It mixed up the dates of the dinner"
@@ -27,7 +28,8 @@ def test_page_ask_cite_feedback_reroll(browser, service, store):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url + "/")
 
-        # without the token the API refuses and the page asks for it
+        # this server requires a token: the page offers the box; without the token the API refuses
+        expect(page.locator("#token-box")).to_be_visible()
         page.get_by_label("Your question").fill(QUESTION)
         page.get_by_role("button", name="Send", exact=True).click()
         expect(page.get_by_role("status").first).to_contain_text("401")
@@ -50,7 +52,7 @@ def test_page_ask_cite_feedback_reroll(browser, service, store):
         panel = page.get_by_role("complementary", name="Evidence")
         expect(panel).to_be_visible()
         expect(panel).to_contain_text(evidence["text"].splitlines()[0][:60])
-        expect(panel).to_contain_text(message_id)
+        expect(panel.locator(".evidence-item.cited")).to_have_attribute("data-message-id", message_id)
 
         # thumbs down, then say what went wrong
         bad = answer.get_by_role("button", name="Bad answer")
@@ -161,5 +163,96 @@ def test_page_shows_what_is_kept_and_toggles_it(browser, make_service, llm):
         # a reload reads the saved choice back
         page.reload()
         expect(state).to_have_text("Keeping transcripts (with the text of questions and answers) and ratings for 30 days")
+        page.close()
+    assert errors == []
+
+
+EMOJI_LINE = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+
+
+def test_page_streams_numbered_citations_evidence_and_a_phone_screen(browser, service, llm):
+    """No token configured: no token box. The answer grows in pieces, its citations are numbered links
+    (no raw id anywhere in the DOM), emoji show as emoji, a citation opens the message with its
+    neighbours and a link to the whole day, the second question carries the first turn, and
+    nothing is wider than a 390 px phone."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)
+
+    def respond(body):
+        ctx = context_message(body).split("Retrieved messages:", 1)[1]
+        ids = shown_ids(body)
+        with_emoji = [i for i in ids if EMOJI_LINE.search(next(ln for ln in ctx.splitlines() if i in ln))]
+        assert with_emoji, "no message with an emoji was shown to the model"
+        first = with_emoji[0]
+        return (f"People wished you a happy birthday :cat_face: [msg:{first}] and you planned a small party "
+                f"with friends that evening [msg:{ids[-1]}]. " + "They also sent wishes the next day. " * 3).strip()
+
+    llm.responder = respond
+    llm.stream_delay_s = 0.04
+    errors: list[str] = []
+    with live_server(create_app(service)) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        expect(page.locator("#keep-state")).to_contain_text("Keeping")  # the page's first API calls are done
+        page.wait_for_load_state("networkidle")
+        expect(page.locator("#token-box")).to_be_hidden()  # this server needs no token
+        page.evaluate("""() => { window.__lens = [];
+            new MutationObserver(() => { const t = document.querySelector('article.answer .text');
+                                         if (t) window.__lens.push(t.textContent.length); })
+              .observe(document.getElementById('conversation'), {subtree: true, childList: true, characterData: true}); }""")
+
+        page.get_by_label("Your question").fill("Who wished me happy birthday?")
+        page.get_by_role("button", name="Send", exact=True).click()
+        answer = page.locator("article.answer").first
+        expect(answer).to_have_attribute("data-turn-id", re.compile(r"\w+"))
+        lens = [n for n in page.evaluate("window.__lens") if n]
+        assert len(set(lens)) > 2, lens  # the text grew in several steps before the answer was done
+        assert int(answer.get_attribute("data-chunks")) > 2
+
+        text = answer.locator(".text")
+        expect(text).to_contain_text("🐱")
+        expect(text).not_to_contain_text(":cat_face:")
+        links = text.get_by_role("link")
+        expect(links.first).to_be_visible()
+        numbers = links.all_inner_texts()  # an "Uncertain: …" note cites the same messages by the same numbers
+        assert numbers[:2] == ["1", "2"] and set(numbers) == {"1", "2"}
+        assert "[msg:" not in page.content() and "[msg:" not in page.locator("body").inner_text()
+
+        # a citation opens the message with its neighbours, then the whole day
+        source = text.get_by_role("link", name=re.compile(r"^Source 1\b")).first
+        cited = source.get_attribute("data-message-id")
+        source.click()
+        panel = page.get_by_role("complementary", name="Evidence")
+        expect(panel).to_be_visible()
+        current = panel.locator(".evidence-item.cited")
+        expect(current).to_have_attribute("data-message-id", cited)
+        expect(current).to_have_attribute("aria-current", "true")
+        assert panel.locator(".evidence-item").count() > 1
+        assert EMOJI_LINE.search(current.inner_text())  # the person's emoji, not a shortcode
+        assert not re.search(r":[a-z0-9]+_[a-z0-9_]+:", panel.inner_text())
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        box = panel.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        day = panel.get_by_role("link", name=re.compile(r"^Whole day: \d{4}-\d{2}-\d{2}"))
+        day.click()
+        expect(panel.locator(".evidence-where")).to_contain_text("messages")
+        expect(panel.locator(".evidence-item.cited")).to_have_attribute("data-message-id", cited)
+        assert panel.locator(".evidence-item").count() >= 2
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.get_by_role("button", name="Close evidence").click()
+
+        # the conversation goes on: the second question carries the first turn
+        page.get_by_label("Your question").fill("And what did we plan?")
+        page.get_by_role("button", name="Send", exact=True).click()
+        expect(page.locator("article.answer")).to_have_count(2)
+        expect(page.locator("article.answer").nth(1)).to_have_attribute("data-turn-id", re.compile(r"\w+"))
+        sent = llm.bodies[-1]["messages"]
+        dialogue = [m for m in sent if m["role"] in ("user", "assistant")]
+        assert [m["role"] for m in dialogue] == ["user", "assistant", "user"]
+        assert dialogue[0]["content"] == "Who wished me happy birthday?" and "🐱" in dialogue[1]["content"]
+        assert page.locator("article.question").count() == 2
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
         page.close()
     assert errors == []

@@ -29,7 +29,27 @@ $("#token-form").addEventListener("submit", (ev) => {
   loadKeep();
 });
 
-function setStatus(text) { $("#status").textContent = text; }
+function setStatus(text, error) {
+  const st = $("#status");
+  st.textContent = text;
+  st.classList.toggle("error", Boolean(error));
+}
+
+function askForToken() {
+  $("#token-box").hidden = false;
+  $("#token-box").open = true;
+  $("#token-input").focus();
+}
+
+// the token box appears only when this server requires a token (an API call answers 401)
+(async function probeToken() {
+  const headers = token() ? { "Authorization": "Bearer " + token() } : {};
+  try {
+    const resp = await fetch("/v1/models", { headers });
+    if (resp.status === 401) askForToken();
+    else if (token()) $("#token-box").hidden = false;  // one was given: let it be changed
+  } catch (_) { /* the status line reports failures when the person asks */ }
+})();
 
 async function api(method, path, body) {
   const headers = { "Accept": "application/json" };
@@ -39,7 +59,7 @@ async function api(method, path, body) {
   let data = null;
   try { data = await resp.json(); } catch (_) { data = null; }
   if (!resp.ok) {
-    if (resp.status === 401) { $("#token-box").open = true; $("#token-input").focus(); }
+    if (resp.status === 401) askForToken();
     const msg = (data && data.error && data.error.message) || resp.statusText || "request failed";
     throw new Error(resp.status + ": " + msg);
   }
@@ -73,39 +93,77 @@ function showFreshness(watermarks) {
   line.title = entries.map(([c, d]) => c + ": " + d).join("\n");
 }
 
-// turn: {turn_id, answer, citations, uncertain, watermarks, fallback, refused, model, reroll_of?}
-function showAnswer(turn, afterNode) {
+const CITE = /\[msg:([^\]\s]{1,64})\]/g;
+
+// Answer text into `box`: "[msg:<id>]" becomes a numbered link that opens the evidence (never the raw id).
+// `numbers` maps message id -> its number in this answer (new ids are numbered as they appear).
+function renderText(box, text, numbers, weak) {
+  box.replaceChildren();
+  let last = 0;
+  for (const m of text.matchAll(CITE)) {
+    if (m.index > last) box.appendChild(document.createTextNode(text.slice(last, m.index)));
+    const id = m[1];
+    if (!numbers.has(id)) numbers.set(id, numbers.size + 1);
+    const n = numbers.get(id);
+    const a = el("a", "cite" + (weak && weak.has(id) ? " weak" : ""), String(n));
+    a.href = "#evidence";
+    a.dataset.messageId = id;
+    a.setAttribute("aria-label", "Source " + n + (weak && weak.has(id) ? " (weak evidence)" : ""));
+    a.addEventListener("click", (ev) => { ev.preventDefault(); openEvidence(id); });
+    const sup = el("sup", "cite-ref");
+    sup.appendChild(a);
+    box.appendChild(sup);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) box.appendChild(document.createTextNode(text.slice(last)));
+}
+
+function newAnswerNode(afterNode) {
   const node = $("#answer-tpl").content.firstElementChild.cloneNode(true);
+  if (afterNode) afterNode.after(node); else $("#conversation").appendChild(node);
+  return node;
+}
+
+// turn: {turn_id, answer, citations, uncertain, watermarks, fallback, refused, model, reroll_of?}
+function showAnswer(turn, afterNode, node) {
+  node = node || newAnswerNode(afterNode);
+  node.classList.remove("streaming");
   node.dataset.turnId = turn.turn_id;
   node.querySelector(".meta").textContent = (turn.reroll_of ? "regenerated answer" : "answer") +
     (turn.model ? " · " + turn.model : "");
-  node.querySelector(".text").textContent = turn.answer;
+  const weak = new Set(turn.uncertain || []);
+  const numbers = new Map();
+  (turn.citations || []).forEach((id) => numbers.set(id, numbers.size + 1));
+  renderText(node.querySelector(".text"), turn.answer, numbers, weak);
 
   const notices = node.querySelector(".notices");
+  notices.replaceChildren();
   if (turn.fallback) notices.appendChild(el("div", "", "Retrieval-only answer (model: " + turn.fallback + ")."));
   if (turn.refused) notices.appendChild(el("div", "", "Refused by the memory-safety rule."));
   if (turn.reroll_of && turn.kept === false) {
     notices.appendChild(el("div", "", "Not kept: transcripts are off, so neither answer is saved."));
   }
-  const weak = new Set(turn.uncertain || []);
   if (weak.size) notices.appendChild(el("div", "", "Some cited evidence is weak (marked ?)."));
 
   const cites = node.querySelector(".citations");
-  (turn.citations || []).forEach((id, i) => {
+  cites.replaceChildren();
+  for (const [id, n] of numbers) {
     const w = weak.has(id);
-    const b = el("button", "citation" + (w ? " weak" : ""), "[" + (i + 1) + (w ? "?" : "") + "]");
+    const b = el("button", "citation" + (w ? " weak" : ""), "[" + n + (w ? "?" : "") + "]");
     b.type = "button";
-    b.title = "message " + id + (w ? " (weak evidence)" : "");
-    b.setAttribute("aria-label", "Evidence " + (i + 1) + ": message " + id + (w ? " (weak evidence)" : ""));
+    b.title = w ? "weak evidence" : "open the message";
+    b.setAttribute("aria-label", "Evidence " + n + ": message " + n + (w ? " (weak evidence)" : ""));
     b.dataset.messageId = id;
     b.addEventListener("click", () => openEvidence(id));
     cites.appendChild(b);
-  });
+  }
 
   wireFeedback(node, turn.turn_id);
+  const rr = node.querySelector(".reroll");
+  rr.replaceWith(rr.cloneNode(true));  // one listener, for this turn
   node.querySelector(".reroll").addEventListener("click", (ev) => reroll(turn.turn_id, node, ev.currentTarget));
+  node.querySelector(".actions").hidden = false;
 
-  if (afterNode) afterNode.after(node); else $("#conversation").appendChild(node);
   showFreshness(turn.watermarks);
   scrollDown();
   return node;
@@ -131,7 +189,7 @@ function wireFeedback(node, turnId) {
       down.setAttribute("aria-pressed", String(rating === -1));
       ack.textContent = rating === 0 ? "Rating cleared" : (text ? "Thanks, note sent" : "Thanks");
       return true;
-    } catch (e) { setStatus("Feedback failed: " + e.message); return false; }
+    } catch (e) { setStatus("Feedback failed: " + e.message, true); return false; }
   }
 
   up.addEventListener("click", async () => {
@@ -165,8 +223,25 @@ async function reroll(turnId, node, button) {
     for (const h of state.history) {
       if (h.turnId === turnId) { h.content = turn.body || turn.answer; h.turnId = turn.turn_id; }
     }
-  } catch (e) { setStatus("Regenerate failed: " + e.message); }
+  } catch (e) { setStatus("Regenerate failed: " + e.message, true); }
   finally { button.disabled = false; }
+}
+
+function evidenceItem(m, cited) {
+  const item = el("div", "evidence-item" + (cited ? " cited" : ""));
+  item.dataset.messageId = m.message_id;
+  if (cited) item.setAttribute("aria-current", "true");
+  const when = String(m.ts || "").replace("T", " ").slice(0, 16);
+  item.appendChild(el("div", "meta", [m.author, when].filter(Boolean).join(" · ")));
+  item.appendChild(el("div", "text", m.text || ""));
+  return item;
+}
+
+function dayLink(chat, day, messageId) {
+  const a = el("a", "day-link", "Whole day: " + day + " in " + chat);
+  a.href = "#day";
+  a.addEventListener("click", (ev) => { ev.preventDefault(); openDay(chat, day, messageId); });
+  return a;
 }
 
 async function openEvidence(messageId) {
@@ -175,17 +250,34 @@ async function openEvidence(messageId) {
   panel.hidden = false;
   body.replaceChildren(el("p", "", "Loading…"));
   try {
-    const ev = await api("GET", "/api/evidence/" + encodeURIComponent(messageId));
-    const item = el("div", "evidence-item");
-    item.dataset.messageId = messageId;
-    const who = [ev.author || ev.sender, ev.chat_name || ev.chat_id || ev.chat, ev.ts || ev.timestamp]
-      .filter(Boolean).join(" · ");
-    item.appendChild(el("div", "meta", who));
-    item.appendChild(el("div", "text", ev.text || ev.content || ev.text_en || ""));
-    item.appendChild(el("div", "meta", "message " + messageId));
-    body.replaceChildren(item);
+    const ev = await api("GET", "/api/evidence/" + encodeURIComponent(messageId) + "?around=3");
+    const list = el("div", "evidence-list");
+    for (const m of (ev.neighbours && ev.neighbours.length ? ev.neighbours : [ev])) {
+      list.appendChild(evidenceItem(m, m.message_id === messageId));
+    }
+    const head = el("p", "evidence-where", (ev.chat_id || "") + (ev.day ? " · " + ev.day : ""));
+    const parts = [head, list];
+    if (ev.day && ev.chat_id) parts.push(dayLink(ev.chat_id, ev.day, messageId));
+    body.replaceChildren(...parts);
+    const cited = list.querySelector(".cited");
+    if (cited) cited.scrollIntoView({ block: "nearest" });
   } catch (e) {
     body.replaceChildren(el("p", "", "Could not load evidence: " + e.message));
+  }
+}
+
+async function openDay(chat, day, messageId) {
+  const body = $("#evidence-body");
+  body.replaceChildren(el("p", "", "Loading " + day + "…"));
+  try {
+    const d = await api("GET", "/api/day/" + encodeURIComponent(chat) + "/" + encodeURIComponent(day));
+    const list = el("div", "evidence-list day");
+    for (const m of d.messages) list.appendChild(evidenceItem(m, m.message_id === messageId));
+    body.replaceChildren(el("p", "evidence-where", chat + " · " + day + " · " + d.messages.length + " messages"), list);
+    const cited = list.querySelector(".cited");
+    if (cited) cited.scrollIntoView({ block: "center" });
+  } catch (e) {
+    body.replaceChildren(el("p", "", "Could not load the day: " + e.message));
   }
 }
 $("#evidence-close").addEventListener("click", () => { $("#evidence-panel").hidden = true; });
@@ -210,7 +302,7 @@ async function loadKeep() {
 async function saveKeep(change) {
   try { showKeep(await api("PUT", "/api/settings", change)); }
   catch (e) {
-    setStatus("Could not save what is kept: " + e.message);
+    setStatus("Could not save what is kept: " + e.message, true);
     if (state.keep) showKeep(state.keep);
   }
 }
@@ -230,6 +322,51 @@ $("#keep-days").addEventListener("keydown", (ev) => { if (ev.key === "Enter") { 
 loadKeep();
 
 // ---- asking ---------------------------------------------------------------------------------------
+// POST /v1/chat/completions with stream: true; the answer grows as the model writes it
+async function askStreaming(messages, node) {
+  const headers = { "Content-Type": "application/json", "Accept": "text/event-stream" };
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  const body = { model: "truffle", messages, stream: true };
+  if (state.conversationId) body.conversation_id = state.conversationId;
+  const resp = await fetch("/v1/chat/completions", { method: "POST", headers, body: JSON.stringify(body) });
+  if (!resp.ok) {
+    let data = null;
+    try { data = await resp.json(); } catch (_) { data = null; }
+    if (resp.status === 401) askForToken();
+    throw new Error(resp.status + ": " + ((data && data.error && data.error.message) || resp.statusText));
+  }
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  const textBox = node.querySelector(".text");
+  const numbers = new Map();
+  let buf = "", text = "", final = null, model = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buf.indexOf("\n\n")) >= 0) {
+      const event = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      if (!data || data === "[DONE]") continue;
+      const chunk = JSON.parse(data);
+      if (chunk.error) throw new Error(chunk.error.message);
+      model = chunk.model || model;
+      const delta = (chunk.choices && chunk.choices[0] && chunk.choices[0].delta) || {};
+      if (delta.content) {
+        text += delta.content;
+        if (!final) setStatus("");
+        renderText(textBox, text, numbers);
+        node.dataset.chunks = String(Number(node.dataset.chunks || 0) + 1);
+      }
+      if (chunk.truffle) final = chunk.truffle;
+    }
+  }
+  if (!final) throw new Error("the answer stream ended early");
+  return { ...final, answer: final.answer || text, model };
+}
+
 $("#ask-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const box = $("#question");
@@ -237,24 +374,26 @@ $("#ask-form").addEventListener("submit", async (ev) => {
   if (!text) return;
   const send = $("#send");
   send.disabled = true;
-  setStatus("Thinking…");
+  setStatus("Searching your memory…");
   showQuestion(text);
   box.value = "";
   const messages = state.history.map(({ role, content }) => ({ role, content }));
   messages.push({ role: "user", content: text });
+  const node = newAnswerNode();
+  node.classList.add("streaming");
+  node.querySelector(".meta").textContent = "answer";
+  node.querySelector(".actions").hidden = true;
+  scrollDown();
   try {
-    const body = { model: "truffle", messages };
-    if (state.conversationId) body.conversation_id = state.conversationId;
-    const data = await api("POST", "/v1/chat/completions", body);
-    const t = data.truffle || {};
-    const turn = { ...t, answer: data.choices[0].message.content, model: data.model };
-    state.conversationId = t.conversation_id || state.conversationId;
+    const turn = await askStreaming(messages, node);
+    state.conversationId = turn.conversation_id || state.conversationId;
     state.history.push({ role: "user", content: text });
     state.history.push({ role: "assistant", content: turn.body || turn.answer, turnId: turn.turn_id });
     setStatus("");
-    showAnswer(turn);
+    showAnswer(turn, null, node);
   } catch (e) {
-    setStatus("Error: " + e.message);
+    node.remove();
+    setStatus("Error: " + e.message, true);
   } finally {
     send.disabled = false;
     box.focus();
