@@ -123,6 +123,63 @@ ATTRIBUTE_PREDICATES: dict[str, tuple[str, ...]] = {
     "travel.international": ("trip",),
     "travel.trip": ("trip",),
 }
+# The parse-based reader's vocabulary (issue 15): the same attribute names, mapped by what they mean.
+_PARSED: dict[str, tuple[str, ...]] = {
+    "identity.age": ("age",), "identity.height": ("height",), "identity.handedness": ("handedness",),
+    "identity.full_name": ("name",), "identity.nickname": ("nickname", "name"),
+    "health.blood_group": ("blood_group",), "health.allergy": ("allergy",),
+    "health.condition": ("condition",), "health.injury": ("condition",), "health.deficiency": ("condition",),
+    "health.phobia": ("condition",), "health.blood_phobia": ("condition",), "preferences.fears": ("condition",),
+    "health.eyesight": ("eyesight",), "health.smoking": ("habit",), "health.weight": ("condition",),
+    "health.weight_change": ("condition",), "appearance.weight": ("condition",),
+    "location.city": ("lives_in", "moved"), "location.neighbourhood": ("lives_in", "moved"),
+    "home.type": ("home_type",), "home.home_type": ("home_type", "lives_in"), "home.lives_with": ("lives_with",),
+    "home.flatmate": ("lives_with",), "home.rent": ("rent",), "home.rent_share": ("rent",),
+    "work.employer": ("employer", "job", "started_job"), "work.job_title": ("job",), "work.profession": ("job",),
+    "work.first_job": ("employer", "job", "started_job"), "work.internship": ("job", "employer"),
+    "work.job_offer": ("employer", "job", "started_job"), "work.job_change": ("left_job", "started_job", "employer"),
+    "work.team": ("team",), "work.work_mode": ("work_mode",), "work.mode": ("work_mode",),
+    "work.notice": ("left_job",), "work.employment": ("job", "employer"),
+    "education.degree": ("completed", "education"), "education.school": ("education",),
+    "education.certification": ("completed", "education"), "education.current_course": ("goal", "learning", "education"),
+    "education.current": ("goal", "learning", "education"), "education.graduation_year": ("education",),
+    "languages.learning": ("goal", "learning"), "goals.learning": ("goal", "learning"),
+    "languages.spoken": ("language",), "languages.native": ("language",), "languages.marathi": ("language",),
+    "languages.punjabi": ("language",), "languages.german_level": ("learning", "language"),
+    "work.skill": ("goal", "learning", "skill"), "skills.swimming": ("skill",), "skills.driving": ("skill",),
+    "skills.cooking": ("skill", "hobby", "likes"),
+    "relationships.partner": ("partner",), "relationships.status": ("partner", "engaged", "relationship_status"),
+    "relationships.ex": ("partner",),
+    "family.sister": ("sister",), "family.brother": ("brother",), "family.niece": ("family",),
+    "family.nephew": ("family",), "family.grandmother": ("family",),
+    "pets.dog": ("pet",), "pets.cat": ("pet",),
+    "diet.diet": ("diet",), "diet.habit": ("habit", "diet"), "diet.fasting": ("habit",),
+    "habits.alcohol": ("habit",), "habits.drinking": ("habit",), "habits.smoking": ("habit",),
+    "habits.meditation": ("habit", "hobby"), "habits.journaling": ("habit", "hobby"), "habits.gym": ("habit", "hobby"),
+    "habits.running": ("habit", "hobby"), "habits.sleep": ("sleep",), "preferences.sleep": ("sleep",),
+    "habits.late_night_snack": ("habit",), "habits.religious": ("habit",), "hobbies.gym": ("habit", "hobby"),
+    "preferences.dislikes": ("dislikes",), "preferences.music": ("likes", "favourite_music"),
+    "preferences.favourite_music": ("favourite_music", "favourite", "likes"),
+    "possessions.phone": ("phone", "possession"), "possessions.laptop": ("possession",),
+    "possessions.camera": ("possession",), "possessions.console": ("possession",), "possessions.ereader": ("possession",),
+    "possessions.instrument": ("possession",), "possessions.running_shoes": ("possession",),
+    "possessions.device": ("possession", "phone"), "possessions.gear": ("possession",),
+    "possessions.bicycle": ("vehicle", "possession"), "vehicles.car": ("vehicle",), "vehicles.motorbike": ("vehicle",),
+    "vehicles.scooter": ("vehicle",), "vehicles.two_wheeler": ("vehicle",),
+    "achievements.race": ("completed",), "achievements.trek": ("completed",), "achievements.reading": ("completed",),
+    "achievements.talk": ("completed",), "achievements.longest_run": ("completed",),
+    "travel.past_trip": ("trip",), "travel.international": ("trip",),
+    "identity.personality": ("personality",), "work.office": ("office",), "work.office_location": ("office",),
+    "work.internship": ("internship", "job", "employer"), "appearance.tattoo": ("appearance",),
+    "appearance.hair": ("appearance",), "family.sibling_order": ("family",), "family.birth_order": ("family",),
+    "habits.snoring": ("habit",),
+}
+for _attr, _preds in _PARSED.items():
+    ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(ATTRIBUTE_PREDICATES.get(_attr, ()) + _preds))
+# hobbies and likes: the reader files a loved activity as `hobby` and a loved thing as `likes`
+for _attr, _preds in list(ATTRIBUTE_PREDICATES.items()):
+    if _attr.startswith(("hobbies.", "preferences.")) and "favourite" in _preds:
+        ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(_preds + ("likes", "hobby", "learning")))
 MAPPED_PREDICATES = frozenset(p for ps in ATTRIBUTE_PREDICATES.values() for p in ps)
 
 # ---- value normalization ---------------------------------------------------------------------------
@@ -150,13 +207,20 @@ def _fold(s: str) -> str:
     return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().lower()
 
 
+_SUFFIXES = ("ations", "ation", "ates", "ate", "ing", "ers", "er", "es", "ed", "s", "e")
+
+
 def _stem(w: str) -> str:
-    if len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-        if len(w) > 2 and w[-1] == w[-2]:  # running -> run, swimming -> swim
-            w = w[:-1]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
+    """A crude suffix stripper, the same on both sides: meditates/meditation -> medit, snores/snore -> snor,
+    smoking/smoker -> smok, running -> run."""
+    if w.isdigit() or w.endswith("ss"):
+        return w
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            if suf in ("ing", "ed", "er", "ers") and len(w) > 2 and w[-1] == w[-2]:  # running -> run
+                w = w[:-1]
+            break
     return w
 
 
@@ -169,7 +233,8 @@ def tokens(value: str) -> frozenset[str]:
     for w in re.findall(r"[a-z0-9]+", s):
         if w in _STOP:
             continue
-        out.add(_stem(_ALIASES.get(w, w)))
+        w = _ALIASES.get(w, w)
+        out.add(w if w in _NEGATORS else _stem(w))
     return frozenset(out)
 
 
@@ -193,14 +258,22 @@ def _month_day(value: str) -> tuple[int, int] | None:
     return None
 
 
-def value_score(predicate: str, predicted: str, annotated: str) -> float | None:
-    """How well a predicted value states an annotated one: None when it does not, else in (0, 1]."""
+def value_score(predicate: str, predicted: str, annotated: str, ended: bool = False) -> float | None:
+    """How well a predicted value states an annotated one: None when it does not, else in (0, 1].
+
+    `ended`: the prediction has a valid_to, so it also states its own ending ("MacBook Air" until
+    2023-02 states "sold her MacBook Air"); the annotation's ending words are then not held against it."""
     if predicate == "birthday":
         a, b = _month_day(predicted), _month_day(annotated)
         return 1.0 if a is not None and a == b else None
+    if predicate in ("age", "height"):  # only numbers: compare the numbers
+        a, b = re.findall(r"\d+", predicted), re.findall(r"\d+", annotated)
+        return 1.0 if a and b and a[:2] == b[:2] else None
     p, whole, c = tokens(predicted), tokens(annotated), tokens(core(annotated))
     if not (p - _GENERIC) or not any(not w.isdigit() for w in p - _GENERIC):
         return None  # only numbers or month names: says nothing on its own
+    if ended and (c & _NEGATORS) and not (p & _NEGATORS):
+        whole, c = whole - _NEGATORS, c - _NEGATORS
     if bool(p & _NEGATORS) != bool(c & _NEGATORS):
         return None
     if not (p <= whole or (c and c <= p)):
@@ -262,7 +335,7 @@ def best_match(p: Predicted, annotated: list[Annotated]) -> Annotated | None:
     for a in annotated:
         if a.subject != p.subject or p.predicate not in ATTRIBUTE_PREDICATES.get(a.attribute, ()):
             continue
-        s = value_score(p.predicate, p.value, a.value)
+        s = value_score(p.predicate, p.value, a.value, ended=p.valid_to is not None)
         if s is None:
             continue
         in_force = (p.first_seen is not None and (a.valid_from is None or a.valid_from <= p.first_seen)

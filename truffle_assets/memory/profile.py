@@ -19,7 +19,8 @@ from pathlib import Path
 
 import polars as pl
 
-CATEGORIES = ("identity", "relationship", "preference", "goal", "event")
+CATEGORIES = ("identity", "home", "work", "relationship", "health", "preference", "hobby", "habit", "skill",
+              "education", "possession", "goal", "event")
 PREVIOUSLY_MAX = 10
 _VOLATILE = ("version", "content_hash", "generated_at")
 

@@ -21,6 +21,10 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 import polars as pl
+
+from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
+from truffle_assets.memory.facts.render import fact_text as render_fact_text
+from truffle_assets.memory.facts.schema import ENDING_PREFIX
 from pydantic import BaseModel, Field, field_validator
 
 from truffle_assets.llm.client import LLMClient, load_prompt
@@ -39,7 +43,8 @@ FACT_CLAIMS_SCHEMA: dict[str, Any] = {
     "value": pl.String, "category": pl.String, "fact_text": pl.String, "confidence": pl.Float64,
     "message_id": pl.String, "ts": pl.Datetime("us"), "source": pl.String,
 }
-CATEGORIES = ("identity", "preference", "relationship", "event", "goal")
+CATEGORIES = {"identity", "preference", "relationship", "event", "goal"}
+FACT_CATEGORIES = {p.category for p in PREDICATES.values()}
 
 # ---------------------------------------------------------------------------- tier A
 
@@ -393,17 +398,25 @@ def _claim(ep: dict, f: FactOut, ids: list[str], lines: list[str]) -> dict[str, 
     category = f.category.strip().lower()
     category = _CATEGORY_ALIASES.get(category, category)
     evidence = _resolve_ids(f.evidence_message_ids, ids)
-    if not (subject and predicate and value and evidence) or category not in CATEGORIES:
+    if not (subject and predicate and value and evidence) or category not in CATEGORIES | FACT_CATEGORIES:
         return None
     if _PLACEHOLDER.fullmatch(value) or _PLACEHOLDER.fullmatch(subject):
         return None  # a fact about a redacted value is no fact
-    predicate = re.sub(r"[^\w]+", "_", predicate.lower()).strip("_")[:48] or "related_to"
+    ending = predicate.lower().startswith(ENDING_PREFIX)
+    predicate = re.sub(r"[^\w]+", "_", predicate.lower().removeprefix(ENDING_PREFIX)).strip("_")[:48] or "related_to"
+    known = predicate in PREDICATES or predicate.startswith("favourite_")
+    if known:  # the offline tier's vocabulary: same category, same fact text, same supersession
+        category = predicate_info(predicate).category
+    # the model's own sentence names whom the fact is about (tier C reads everyone in the chat)
+    fact_text = " ".join(f.fact_text.split())[:300] or (render_fact_text(predicate, value) if known else "")
+    if ending:
+        predicate = ENDING_PREFIX + predicate
     mid = evidence[0]
     idx = ids.index(mid)
     return {
         "id": _fact_id(ep["chat_id"], mid, subject, predicate, value), "chat_id": ep["chat_id"], "day": ep.get("day"),
         "subject": subject[:80], "predicate": predicate, "value": value[:200], "category": category,
-        "fact_text": " ".join(f.fact_text.split())[:300] or f"{subject} {predicate.replace('_', ' ')} {value}",
+        "fact_text": fact_text or f"{subject} {predicate.replace('_', ' ')} {value}",
         "confidence": float(f.confidence), "message_id": mid,
         "ts": _line_ts(lines[idx] if idx < len(lines) else "", ep.get("start_ts"), ep.get("day")),
         "source": "llm",

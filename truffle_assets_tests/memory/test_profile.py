@@ -109,6 +109,6 @@ def test_profile_from_extracted_facts():
         "normalized_text": ["I live in Pune", "We moved to Mumbai last week", "Kabir is my elder brother"],
     })
     p = build_profile(consolidate(extract_claims(msgs)), USER, NOW)
-    assert [e["value"] for e in p["facts"]["identity"]] == ["Mumbai"]
+    assert [e["value"] for e in p["facts"]["home"]] == ["Mumbai"]
     assert [e["value"] for e in p["facts"]["relationship"]] == ["Kabir"]
     assert [x["value"] for x in p["previously"]] == ["Pune"]

@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 import polars as pl
 
-from truffle_assets.memory.facts.schema import ENDINGS, FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, stable_id
+from truffle_assets.memory.facts.schema import FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, ended_predicate, stable_id
 from truffle_assets.memory.facts.values import compatible, normalize_value, value_tokens
 
 
@@ -67,7 +67,8 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     """Group claims into `facts`; single-valued predicates keep superseded values with valid_to/superseded_by."""
     if claims.height == 0:
         return pl.DataFrame(schema=FACT_SCHEMA)
-    rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], c["id"]))
+    # at one instant an ending goes first: "moved from Chennai to Bangalore" ends Chennai, then starts Bangalore
+    rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], ended_predicate(c["predicate"]) is None, c["id"]))
     # A generic "favourite" whose value is also a typed favourite (e.g. favourite_sport) joins it.
     typed: dict[tuple[str, str], str] = {}
     for c in rows:
@@ -79,8 +80,9 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
                 if subj == c["subject"] and compatible(nv, normalize_value(c["value"])):
                     c["predicate"] = pred
                     break
-        if c["predicate"] in ENDINGS:
-            c["predicate"] = ENDINGS[c["predicate"]]
+        ended = ended_predicate(c["predicate"])
+        if ended is not None:
+            c["predicate"] = ended
             c["_ending"] = True
 
     groups: dict[tuple[str, str], list[dict]] = {}
@@ -99,30 +101,47 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     return _to_frame(clusters)
 
 
+# An ending and the next value within this many days are one change ("handed in my notice" in June,
+# "first day at Razorpay" in July): the ended fact's superseded_by names the new one.
+_LINK_DAYS = 120
+
+
 def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
     """A single-valued predicate's claims, in time order -> periods; `current` is the value in force."""
     out: list[_Cluster] = []
     current: _Cluster | None = None
+    ended: _Cluster | None = None  # closed by an ending, waiting for the value that replaced it
     for c in cs:
         day = c["ts"].date()
         ending = c.get("_ending")
+        if ending and not value_tokens(c["value"]):  # "I resigned": ends whatever is current
+            if current is not None:
+                current.claims.append(c)
+                current.valid_to = day
+                ended, current = current, None
+            continue
         if current is not None and current.holds(c["value"]):
             current.claims.append(c)
             if ending:  # "X and I broke up" closes the current fact
                 current.valid_to = day
-                current = None
+                ended, current = current, None
             continue
         past = next((k for k in reversed(out) if k.holds(c["value"])), None)
         if past is not None:
             past.claims.append(c)  # a later mention of a past value (or of its end): evidence, not a move back
             continue
         if ending:  # the end of a fact never stated: record one that ended here
-            out.append(_Cluster(subject, predicate, c["category"], [c], None, day))
+            ended = _Cluster(subject, predicate, c["category"], [c], None, day)
+            out.append(ended)
             continue
         new = _Cluster(subject, predicate, c["category"], [c], None if predicate in TIMELESS else day)
         if current is not None:
             current.valid_to = new.valid_from or day
             current.superseded_by = new
+        elif ended is not None and ended.superseded_by is None and ended.valid_to is not None \
+                and (day - ended.valid_to).days <= _LINK_DAYS:
+            ended.superseded_by = new
+        ended = None
         out.append(new)
         current = new
     return out
@@ -133,13 +152,47 @@ def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
     out: list[_Cluster] = []
     for c in cs:
         day = c["ts"].date()
-        home = next((k for k in out if k.holds(c["value"])), None)
+        home = next((k for k in out if k.holds(c["value"]) and k.valid_to is None), None)
+        if c.get("_ending"):  # "sold my Enfield", "quit smoking": the matching value ends here
+            if not value_tokens(c["value"]):
+                continue
+            if home is None:
+                home = _Cluster(subject, predicate, c["category"], [], None)
+                out.append(home)
+            home.claims.append(c)
+            home.valid_to = day
+            continue
         if home is not None:
             home.claims.append(c)
+            continue
+        flipped = next((k for k in out if k.valid_to is None and _opposite(k.best()["value"], c["value"])), None)
+        vf = None if predicate in ("sister", "brother", "sibling") else day
+        if flipped is not None:  # "cannot swim" then "can swim": the new state ends the old one
+            new = _Cluster(subject, predicate, c["category"], [c], vf)
+            flipped.valid_to, flipped.superseded_by = day, new
+            out.append(new)
         else:
-            vf = None if predicate in ("sister", "brother", "sibling") else day
             out.append(_Cluster(subject, predicate, c["category"], [c], vf))
     return out
+
+
+_NEGATIVE = {"not", "no", "cannot", "cant", "doesn", "doesnt", "don", "dont", "stopped", "quit", "never", "non", "without"}
+_POSITIVE = {"can", "does", "started", "now", "again", "still"}
+
+
+def _stem(w: str) -> str:
+    for suf in ("ing", "s"):
+        if len(w) > 4 and w.endswith(suf):
+            w = w[: -len(suf)]
+    return w.rstrip("e")
+
+
+def _opposite(a: str, b: str) -> bool:
+    """The same thing with the opposite polarity: "can swim" / "cannot swim", "drinks" / "stopped drinking"."""
+    ta, tb = value_tokens(a), value_tokens(b)
+    ka = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
+    kb = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
+    return bool(ka) and ka == kb and bool(ta & _NEGATIVE) != bool(tb & _NEGATIVE)
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

@@ -1,9 +1,14 @@
-"""Claims from the user's own messages: every rule match that is not a question, hypothetical or negation.
+"""Claims from the user's own messages, read two ways and merged per message.
+
+- `reader`: the dependency parse of every sentence (spaCy): first-person clauses mapped through
+  the lexicon, with negation, tense, hedges, hypotheticals and reported speech. It reads English,
+  and Hinglish through `gloss` (romanized Hindi clauses rendered as plain English first).
+- `rules`: the older pattern table (English and Hinglish phrasings the parse reads poorly, such as
+  "X mein rehta hoon"), kept where it is precise.
 
 `extract_claims(msgs)` reads normalized, redacted text (never raw text) and emits `fact_claims`
-rows; every claim keeps its message id as evidence. Questions, hypotheticals ("if I moved to X",
-"agar ...") and negations ("I don't live in X anymore") are skipped. No names or places are known
-here: values come from the text itself.
+rows; every claim keeps its message id as evidence. An ending ("handed in my notice", "moved out
+of Chennai") is a claim on `end:<predicate>`, which consolidation turns into a valid_to.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import re
 from datetime import date
 
 import polars as pl
+
+from truffle_assets.nlp import english
 
 from truffle_assets.memory.facts.rules import (
     FAVOURITE_KINDS,
@@ -24,8 +31,14 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
+from truffle_assets.memory.facts import reader
+from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
+from truffle_assets.memory.gloss import gloss
+from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
+from truffle_assets.memory.facts.render import fact_text as render_fact_text
 from truffle_assets.memory.facts.schema import CLAIM_COLUMNS, CLAIM_SCHEMA, stable_id
 from truffle_assets.memory.facts.values import (
+    compatible,
     NOT_NAMES,
     ascii_fold,
     birthday_value,
@@ -111,17 +124,12 @@ def _fact_predicate(rule: Rule, m: re.Match) -> str:
     return rule.predicate
 
 
-def _fact_text(rule: Rule, subject: str, value: str, qual: str, predicate: str) -> str:
-    """The rule's template filled in; siblings, favourites and pets also name the qualifier."""
+def _qualifier(rule: Rule, qual: str) -> str:
+    """What the fact text adds in brackets: a sibling's age word, a pet's kind."""
     if rule.predicate == "sibling":
         parts = qual.split()
-        a, r = (parts[0] + " ", parts[1]) if len(parts) == 2 else ("", parts[0])
-        return rule.template.format(s=subject, v=value, a=a, r=r)
-    if rule.predicate == "favourite":
-        return rule.template.format(s=subject, v=value, t=qual or "thing")
-    if rule.predicate == "pet":
-        return rule.template.format(s=subject, v=value, k=qual or "pet")
-    return rule.template.format(s=subject, v=value, p=predicate)
+        return parts[0] if len(parts) == 2 else ""
+    return qual if rule.predicate == "pet" else ""
 
 
 def _blocked(sentence: str, end: int, rule: Rule) -> bool:
@@ -152,11 +160,62 @@ def _user_first(author: str) -> str:
     return ascii_fold(author.split()[0]).lower() if author and author.split() else ""
 
 
-def claims_from_text(text: str, subject: str, said: date) -> list[dict]:
-    """All rule matches in one message: dicts with predicate, value, category, fact_text, confidence."""
+def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=None) -> list[dict]:
+    """All claims in one message: dicts with predicate, value, category, fact_text, confidence, rule.
+
+    `doc` is the message's spaCy parse when the caller parsed a batch (`extract_claims` does)."""
     out: list[dict] = []
     if not text or not text.strip():
         return out
+    doc = doc if doc is not None else english()(_for_parse(text))
+    parsed = _parsed_claims(doc, said)
+    glossed = gloss(text)  # Hinglish clauses, rendered as English for the same reader
+    if glossed:
+        parsed += _parsed_claims(gloss_doc if gloss_doc is not None else english()(glossed), said)
+    out.extend(parsed)
+    # the pattern table fills only what the parse did not read from this message, and never reads
+    # quotations, questions or someone else's reported words
+    families = {_family(c["predicate"]) for c in parsed}
+    out.extend(c for c in _rule_claims(reader.unclaimed_text(doc), subject, said) if _family(c["predicate"]) not in families)
+    # starting somewhere is working there: the employer timeline gets the new value
+    for c in [c for c in out if c["predicate"] == "started_job"]:
+        if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):
+            out.append({**c, "predicate": "employer", "category": predicate_info("employer").category,
+                        "fact_text": render_fact_text("employer", c["value"])})
+    return _dedupe(out)
+
+
+# predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
+_FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
+           "moved": "home", "partner": "partner", "relationship_status": "partner", "pet": "pet",
+           "sister": "sibling", "brother": "sibling", "favourite": "favourite", "likes": "favourite",
+           "hobby": "favourite", "goal": "goal", "learning": "goal"}
+
+
+def _family(predicate: str) -> str:
+    p = predicate.removeprefix("end:")
+    return "favourite" if p.startswith("favourite_") else _FAMILY.get(p, p)
+
+
+def _for_parse(text: str) -> str:
+    """Curly apostrophes as straight ones (same length): the parser's tokenizer splits "I’m" badly."""
+    return text.replace("’", "'").replace("‘", "'")
+
+
+def _parsed_claims(doc, said: date) -> list[dict]:
+    out = []
+    for c in reader.read(doc, said):
+        predicate = ("end:" if c["ending"] else "") + c["predicate"]
+        out.append({"predicate": predicate, "value": c["value"],
+                    "category": predicate_info(c["predicate"]).category,
+                    # an ending's row is the fact that held until then: it reads like that fact
+                    "fact_text": render_fact_text(c["predicate"], c["value"], c["qualifier"]),
+                    "confidence": c["confidence"], "rule": c["rule"]})
+    return out
+
+
+def _rule_claims(text: str, subject: str, said: date) -> list[dict]:
+    out: list[dict] = []
     sentences = _sentences(text)
     for rule in RULES:
         if not GATES[rule.name].search(text):
@@ -181,9 +240,14 @@ def claims_from_text(text: str, subject: str, said: date) -> list[dict]:
                 if rule.name == "intro" and _user_first(value) != _user_first(subject):
                     continue
                 predicate = _fact_predicate(rule, m)
-                out.append({"predicate": predicate, "value": value, "category": rule.category,
-                            "fact_text": _fact_text(rule, subject, value, qual, predicate),
+                out.append({"predicate": predicate, "value": value,
+                            "category": predicate_info(predicate).category if predicate in PREDICATES else rule.category,
+                            "fact_text": render_fact_text(predicate, value, _qualifier(rule, qual)),
                             "confidence": rule.confidence, "rule": rule.name})
+    return out
+
+
+def _dedupe(out: list[dict]) -> list[dict]:
     # one claim per (predicate, value) per message: the strongest rule wins
     best: dict[tuple[str, str], dict] = {}
     for c in out:
@@ -210,14 +274,29 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         raise ValueError(f"extract_claims: missing columns {sorted(missing)}")
     mine = msgs.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()
                        & pl.col("author").is_not_null())
-    for r in mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True):
+    records = list(mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True))
+    nlp = english()
+    docs = nlp.pipe((_for_parse(r["normalized_text"]) for r in records), batch_size=256)
+    glosses = [gloss(r["normalized_text"]) for r in records]
+    gloss_docs = iter(nlp.pipe((g for g in glosses if g), batch_size=256))
+    for r, doc, g in zip(records, docs, glosses):
         said = r["day"] if isinstance(r["day"], date) else r["ts"].date()
-        for c in claims_from_text(r["normalized_text"], r["author"], said):
+        for c in claims_from_text(r["normalized_text"], r["author"], said, doc=doc,
+                                  gloss_doc=next(gloss_docs) if g else None):
             rows.append({
                 "id": stable_id(r["id"], c["predicate"], normalize_value(c["value"])),
                 "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"], "predicate": c["predicate"],
                 "value": c["value"], "category": c["category"], "fact_text": c["fact_text"],
                 "confidence": float(c["confidence"]), "message_id": r["id"], "ts": r["ts"], "source": "rules",
             })
+    for a in address_claims(msgs):
+        r = a["row"]
+        rows.append({
+            "id": stable_id(r["id"], a["predicate"], normalize_value(a["value"]), "address"),
+            "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"], "predicate": a["predicate"],
+            "value": a["value"], "category": predicate_info(a["predicate"]).category,
+            "fact_text": render_fact_text(a["predicate"], a["value"]), "confidence": ADDRESS_CONFIDENCE,
+            "message_id": r["id"], "ts": r["ts"], "source": "address",
+        })
     df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)
     return df.sort("ts", "id").select(CLAIM_COLUMNS)

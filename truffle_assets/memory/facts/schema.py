@@ -22,12 +22,22 @@ FACT_SCHEMA = {
     "evidence_message_ids": pl.List(pl.String), "chat_ids": pl.List(pl.String),
 }
 
+from truffle_assets.memory.facts.lexicon import PREDICATES
+
 # One value at a time: a new, different value supersedes the current one.
-SINGLE_VALUED = {"name", "lives_in", "hometown", "birthday", "job", "employer", "partner", "diet"}
+SINGLE_VALUED = {p for p, info in PREDICATES.items() if info.single}
 # Properties that hold for life (no valid_from from the first mention).
-TIMELESS = {"name", "hometown", "birthday"}
-# Claim predicates that end a single-valued fact rather than assert one: claim predicate -> fact predicate.
+TIMELESS = {p for p, info in PREDICATES.items() if info.timeless}
+# Claim predicates that end a fact rather than assert one: claim predicate -> fact predicate. Besides
+# these, any "end:<predicate>" claim ends <predicate> (an empty value ends whatever is current).
 ENDINGS = {"ex_partner": "partner"}
+ENDING_PREFIX = "end:"
+
+
+def ended_predicate(claim_predicate: str) -> str | None:
+    if claim_predicate.startswith(ENDING_PREFIX):
+        return claim_predicate[len(ENDING_PREFIX):]
+    return ENDINGS.get(claim_predicate)
 
 
 def stable_id(*parts: object) -> str:

@@ -14,6 +14,8 @@ _STOP = {"a", "an", "the", "my", "our", "to", "for", "of", "at", "in", "on", "an
          "me", "ka", "ki", "ke", "se", "hai", "this", "that", "his", "her", "its"}
 
 _NEGATORS = {"non", "not", "no", "ex", "anti", "un", "former"}
+_RANKS = {"senior", "junior", "lead", "staff", "principal", "chief", "head", "associate", "assistant", "sr", "jr",
+          "intern", "trainee", "deputy", "vp", "director"}
 
 _BIRTHDAY = r"(\d{4}|-)-\d{2}-\d{2}"  # 1994-05-17, or --05-17 when the year is unknown
 
@@ -40,6 +42,8 @@ def compatible(a: str, b: str) -> bool:
         return a[-5:] == b[-5:]
     ta, tb = value_tokens(a), value_tokens(b)
     if (ta ^ tb) & _NEGATORS:  # "vegetarian" vs "non-vegetarian": opposites, not a refinement
+        return False
+    if (ta ^ tb) & _RANKS:  # "data engineer" -> "senior data engineer" is a promotion, not a refinement
         return False
     return bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
 

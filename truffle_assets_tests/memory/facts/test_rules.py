@@ -23,7 +23,8 @@ def claims(text: str, subject: str = USER) -> set[tuple[str, str]]:
     ("I turn 30 on 4 June, keep the evening free", ("birthday", "1994-06-04")),
     ("I turn 30 on 4 March, keep the evening free", ("birthday", "1995-03-04")),  # next March
     ("My birthday is on 9th October", ("birthday", "--10-09")),
-    ("I'm a product designer at Lumen Labs", ("job", "product designer at Lumen Labs")),
+    ("I'm a product designer at Lumen Labs", ("job", "product designer")),
+    ("I'm a product designer at Lumen Labs", ("employer", "Lumen Labs")),
     ("Joining the payments team as a staff engineer next week", ("job", "staff engineer")),
     ("My favourite band is Radiohead", ("favourite_music", "Radiohead")),
     ("Sushi is my weakness honestly", ("favourite", "Sushi")),
@@ -45,7 +46,8 @@ def claims(text: str, subject: str = USER) -> set[tuple[str, str]]:
     ("Main Indore mein rehta hoon", ("lives_in", "Indore")),
     ("Hum log Chennai shift ho gaye last month", ("lives_in", "Chennai")),
     ("Hum log Chennai shift ho gaye last month", ("moved", "Chennai")),
-    ("Acme mein backend developer hoon, kaam bahut hai", ("job", "backend developer at Acme")),
+    ("Acme mein backend developer hoon, kaam bahut hai", ("job", "backend developer")),
+    ("Acme mein backend developer hoon, kaam bahut hai", ("employer", "Acme")),
     ("Momos ke liye toh main kuch bhi kar sakta hoon", ("favourite", "Momos")),
     ("Surat pahunch gaya! Flat bhi mil gaya Adajan mein", ("lives_in", "Adajan, Surat")),
     ("Mujhe guitar seekhna hai", ("goal", "learn guitar")),
@@ -95,7 +97,7 @@ def test_rule_fields_are_consistent(rule):
 
 def test_curly_apostrophes_match_like_straight_ones():
     assert claims("I’m a product designer at Lumen Labs") == claims("I'm a product designer at Lumen Labs") == {
-        ("job", "product designer at Lumen Labs")}
+        ("job", "product designer"), ("employer", "Lumen Labs")}
     assert ("lives_in", "Goa") in claims("I’m based in Goa")
 
 

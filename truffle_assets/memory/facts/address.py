@@ -1,0 +1,69 @@
+"""Relationships from how the user addresses the other person in a one-to-one chat.
+
+Writing "didi", "bhaiya", "mummy" or "papa" to the only other person in a chat says who they are,
+even if no message states it. Each such message is a weak claim (confidence 0.35) naming that person;
+consolidation combines them (1 - Π(1 - p)), so one passing "didi" stays below the profile's cut and
+a habit of it does not. "bro", "bhai", "dude" are left out: people call friends that too. The person's
+name is how the export names them (their contact name), and the evidence is the addressing messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+# address word -> relation predicate; words friends also use for each other are not here
+KIN_ADDRESS = {
+    "didi": "sister", "di": "sister", "dii": "sister", "behna": "sister",
+    "bhaiya": "brother", "bhaiyya": "brother", "bhaiyaa": "brother", "bhaiyaaa": "brother", "dada": "brother",
+    "mummy": "mother", "mumma": "mother", "mom": "mother", "mum": "mother", "maa": "mother", "ammi": "mother",
+    "amma": "mother",
+    "papa": "father", "dad": "father", "daddy": "father", "pappa": "father", "abbu": "father", "pa": "father",
+}
+_WORD = re.compile(r"[a-z]+")
+# a kin word in a sentence about someone else ("my mom said", "didi ki shaadi") is no address
+_ABOUT = re.compile(r"\b(?:my|meri|mera|mere|your|teri|tera|his|her|uski|uska|ki|ka|ke|ko|ne|se|and|aur)\s+$"
+                    r"|^\s*(?:ki|ka|ke|ko|ne|se|is|was|has|said|says|told|and|aur|की|का|के|को|ने|से)(?:\s|$)")
+# an address sits at the edge of a clause: "papa, ..." / "... mummy!" / "haan didi"
+_EDGE = re.compile(r"(?:^|[.!?,:;\n]|\b(?:haan|han|ha|nahi|ok|okay|arre|hi|hello|thanks|thank you|sorry|yes|no|acha|accha))\s*$")
+MIN_MESSAGES = 2  # one passing word in a partition is not a habit of address
+CONFIDENCE = 0.35
+
+
+def _addressed(text: str) -> set[str]:
+    """Kin words used as address in `text`: at a clause edge, not owned ("my mom") or declined ("didi ki")."""
+    low = text.lower()
+    found = set()
+    for m in _WORD.finditer(low):
+        rel = KIN_ADDRESS.get(m.group())
+        if rel is None:
+            continue
+        before, after = low[max(0, m.start() - 12):m.start()], low[m.end():m.end() + 8]
+        if _ABOUT.search(before) or _ABOUT.search(after):
+            continue
+        at_edge = _EDGE.search(low[:m.start()]) or re.match(r"\s*(?:[.!?,:;]|$|:[a-z_]+:)", low[m.end():])
+        if at_edge:
+            found.add(rel)
+    return found
+
+
+def address_claims(msgs: pl.DataFrame) -> list[dict]:
+    """Claim dicts (predicate, value, message row) for kin address in chats with exactly one other person."""
+    out: list[dict] = []
+    if msgs.height == 0:
+        return out
+    for chat in msgs["chat_id"].unique().to_list():
+        rows = msgs.filter(pl.col("chat_id") == chat)
+        others = rows.filter(~pl.col("is_user").fill_null(False) & pl.col("author").is_not_null())["author"].unique()
+        if len(others) != 1:
+            continue  # a group, or nobody answered yet: no one person is addressed
+        other = others[0]
+        found: dict[str, list[dict]] = {}
+        for r in rows.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()).iter_rows(named=True):
+            for rel in _addressed(r["normalized_text"]):
+                found.setdefault(rel, []).append(r)
+        for rel, rs in found.items():
+            if len(rs) >= MIN_MESSAGES:
+                out.extend({"row": r, "predicate": rel, "value": other} for r in rs)
+    return out

@@ -1,0 +1,152 @@
+"""An offline English gloss of romanized-Hindi clauses, so the English parse can read Hinglish facts.
+
+Hindi puts the verb last ("iPhone 13 le liya", "Pune shift ho gayi", "main vegan hu"). The gloss finds
+a Hindi verb group from `VERBS`, takes the words before it back to the clause start as its object
+(postpositions, fillers and forms of address dropped) and writes one plain English clause with the
+speaker as subject: "I bought iPhone 13.", "I moved to Pune.", "I am vegan.". Negation is kept
+("driving nahi aati" -> "I cannot drive."). Clauses with no first-person reading are left out, and a
+message with none has no gloss. This is the offline stand-in for Rosetta's LLM English tier: it
+covers the common verb groups, not Hindi grammar.
+"""
+
+from __future__ import annotations
+
+import re
+
+# address words and fillers that never belong to a value
+_FILLERS = {
+    "yaar", "yar", "bro", "bhai", "bhaiya", "didi", "di", "mummy", "mumma", "mom", "maa", "papa", "dad", "beta",
+    "haan", "han", "ha", "nahi", "toh", "to", "bhi", "hi", "ab", "aaj", "kal", "abhi", "finally", "aakhir",
+    "waise", "bas", "sirf", "ek", "aur", "par", "lekin", "ki", "ka", "ke", "ko", "se", "ne", "mein", "me", "mai",
+    "main", "maine", "mujhe", "mera", "meri", "mere", "hum", "humne", "humara", "hamara", "apna", "apni", "wala",
+    "wali", "wale", "na", "re", "arre", "are", "accha", "achha", "ok", "okay", "guess", "what", "pe", "par",
+    "already", "officially", "aajkal", "sach", "bolu", "so", "and", "but", "also", "now", "today",
+    "purana", "purani", "purane", "naya", "nayi", "naye", "aapki", "aapka", "aapke", "uski", "uska", "iski",
+    "bilkul", "bahut", "thoda", "thodi", "sabse", "kuch", "wahi", "yahi", "roz", "pakka", "pura", "puri",
+}
+# loanwords and Hindi nouns the English reader knows under another word
+_NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
+          "sharab": "drinking", "daaru": "drinking", "gaadi": "car", "scooty": "scooter", "naukri": "job",
+          "kutta": "dog", "billi": "cat", "driving": "drive", "swimming": "swim", "cooking": "cook",
+          "cycling": "cycle", "dancing": "dance", "singing": "sing"}
+_POSTPOSITION = re.compile(r"\b(?:mujhe|maine|main|mein|se|ko|ne|humne)\b", re.I)
+_SUBJECT = r"(?:main|mai|maine|mujhe|hum|humne|mein)"
+# clause boundaries inside a sentence
+_BOUNDARY = re.compile(r"[.!?;:,\n()]+|\s(?:aur|par|lekin|but|and|kyunki|toh|phir|isliye)\s", re.I)
+
+# (Hindi verb group, English clause with {o} for the object; "neg" when the group is negative)
+_V = r"(?:hai|hain|h|he|tha|thi|the)?"
+VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
+    (rf"\b(?:le|khareed|kharid)\s+(?:li|liya|lie|liye|lee)\s*{_V}|\b(?:li|liya)\s+hai\b", "bought {o}"),
+    (rf"\b(?:gayi|gaya|gaye|gai)\s+(?:thi|tha|the)\b", "went to {o}"),
+    (rf"\bbech\s+(?:di|diya|dee|diye)\s*{_V}|\bbik\s+(?:gayi|gaya|gai)\b", "sold {o}"),
+    (rf"\b(?:chhod|chod|chhor)\s+(?:di|diya|dee|diye|chuki|chuka)\s*{_V}|\bband\s+(?:kar\s+)?(?:di|diya|hai)\b", "quit {o}"),
+    (rf"\bjoin\s+(?:ki|kiya|kar\s+li|kar\s+liya|kari)\s*{_V}", "joined {o}"),
+    (rf"\bseekh\s+(?:rahi|raha|rahe)\s+(?:hu|hoon|hun|hai|h)\b", "am learning {o}"),
+    (rf"\bseekh\s+(?:li|liya|gayi|gaya|lia)\s*{_V}", "can {o}"),
+    (rf"\badopt\s+(?:ki|kiya|kar\s+li|kar\s+liya|kiya\s+hai)\s*{_V}", "adopted {o}"),
+    (rf"\b(?:bahut\s+|sabse\s+|sirf\s+)?pasand\s+(?:hai|h|he|hain)\b", "like {o}"),
+    (rf"\b(?:ki|ka|ke)\s+(?:addict|fan|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
+    (rf"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha|rehti\s+thi|rehta\s+tha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
+    (rf"\bshift\s+(?:ho\s+gayi|ho\s+gaya|ho\s+gaye|ho\s+gai|kar\s+liya|kar\s+gaye|hue)\b", "moved to {o}"),
+    (rf"\bresign\s+(?:kar\s+)?(?:diya|di|kiya)\s*{_V}", "resigned from {o}"),
+    (rf"\ballergy\s+(?:hai|h)\b", "am allergic to {o}"),
+    (rf"\b(?:nahi|nahin|nai)\s+(?:aati|aata|aate)\b", "cannot {o}"),
+    (rf"\bchala\s+(?:sakti|sakta)\s+(?:hu|hoon|hun)\b", "can drive"),
+    (rf"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
+    (rf"\b(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b", "am {o}"),  # "29 ki ho gayi main"
+    (rf"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
+    (rf"\b(?:hu|hoon|hun)\b", "am {o}"),  # "hu" is first person singular: the subject is implied
+)]
+# two-slot clauses: "<Area> mein 1BHK hai/liya hai", "<Name> ne propose kiya", "B+ hai mera", "PCOS hai"
+_HOME = re.compile(r"(?P<area>(?:[A-Z][\w\-]*\s+){0,2}[A-Z][\w\-]*)\s+(?:mein|me)\s+(?P<home>\d\s?bhk|flat|pg|studio|room)"
+                   r"\s+(?:hai|h|liya|li|le\s+liya|mil\s+gaya)\b", re.I)
+_PROPOSED = re.compile(r"(?P<name>[A-Z][\w\-]+)\s+ne\s+propose\s+(?:kiya|kar\s+diya)", re.I)
+_BLOOD = re.compile(r"\b(?P<g>AB|A|B|O)\s?(?P<s>[+-]|\+ve|-ve|positive|negative)\s+(?:hai\s+)?(?:mera|meri)\b", re.I)
+_HAS = re.compile(r"\b(?P<o>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*)?)\s+(?:hai|h)\s+(?:mujhe|mummy|papa|yaar|bhaiya|didi)\b"
+                  r"|(?:^|[.!,]\s*)(?P<o2>[A-Za-z][\w\-]*)\s+(?:hai|h)\b(?=\s*[,.!]|\s+mummy|\s+papa)", re.I)
+_CONDITIONS = {"pcos", "pcod", "thyroid", "asthma", "diabetes", "migraine", "bp", "sugar", "hypothyroid", "anxiety",
+               "acidity", "sinus", "allergy", "arthritis", "insomnia", "anemia"}
+_HABIT_NOUNS = {"meditation", "yoga", "journaling", "workout", "gym", "running", "exercise", "pooja", "puja"}
+# "main X hu" needs the subject; most other groups are first person on their own in a chat.
+_NEEDS_SUBJECT = {"am {o}", "do {o}"}
+_NOT_A_STATEMENT = re.compile(r"^\s*(?:kya|kyun|kab|kahan|kaise)\b|\b(?:agar|if|shayad|maybe|jab\s+bhi|soch\s+(?:rahi|raha)|"
+                              r"sochti|sochta|plan\s+hai|wala\s+hu|wali\s+hu|wale\s+hai|chahti|chahta|karungi|karunga|"
+                              r"jaungi|jaunga|lungi|lunga|rahungi|rahunga)\b", re.I)
+_WORD = re.compile(r"[\w'’+&]+(?:[.\-][\w'’+&]+)*")
+
+
+def _object(before: str) -> str:
+    """The words a verb group takes: back to the clause start, fillers and address words dropped."""
+    parts = [p for p in _POSTPOSITION.split(before)]
+    for part in reversed(parts):  # the words after the last postposition, else the ones before it
+        kept = [_NOUNS.get(w.lower(), w) for w in _WORD.findall(part) if w.lower() not in _FILLERS]
+        if kept:
+            return " ".join(kept[-6:])
+    return ""
+
+
+def gloss(text: str) -> str | None:
+    """English clauses for the Hinglish first-person clauses in `text`, or None when there are none."""
+    if not text:
+        return None
+    out: list[str] = []
+    text = " ".join(x for x in re.split(r"(?<=[.!?\n])\s*", text)
+                    if x.strip() and not x.rstrip().endswith("?") and not _NOT_A_STATEMENT.search(x))
+    for m in _HOME.finditer(text):
+        out.append(f"I live in a {m.group('home')} in {m.group('area')}.")
+    for m in _PROPOSED.finditer(text):
+        if re.search(r"\b(?:haan|yes|ha)\b", text[m.end():], re.I):
+            out.append(f"I got engaged to {m.group('name')}.")
+    for m in _BLOOD.finditer(text):
+        sign = "+" if m.group("s").lower() in ("+", "+ve", "positive") else "-"
+        out.append(f"My blood group is {m.group('g').upper()}{sign}.")
+    for m in _HAS.finditer(text):
+        o = (m.group("o") or m.group("o2") or "").split()[-1].lower()
+        if o in _CONDITIONS:
+            out.append(f"I have {o}.")
+    if re.search(r"\badopt", text, re.I):
+        m = re.search(r"\bnaam\s+(?P<n>[A-Z][\w\-]+)\s+rakha", text)
+        if m:
+            out.append(f"My pet {m.group('n')}.")
+    clauses = []
+    for sentence in re.split(r"(?<=[.!?\n])\s*", text):
+        # questions, suppositions and hedges state nothing ("agar main Delhi shift ho gaya toh ...")
+        if sentence.rstrip().endswith("?") or _NOT_A_STATEMENT.search(sentence):
+            continue
+        clauses.extend(_BOUNDARY.split(sentence))
+    for clause in clauses:
+        clause = clause.strip()
+        if not clause:
+            continue
+        for pat, english in VERBS:
+            m = pat.search(clause)
+            if not m:
+                continue
+            before, after = clause[:m.start()], clause[m.end():]
+            if english in _NEEDS_SUBJECT and not re.search(rf"\b{_SUBJECT}\b|\b(?:hu|hoon|hun)\b", clause, re.I):
+                break
+            # "Mishti ko pasand hai": someone else likes it (a dative that is not "mujhe")
+            if english == "like {o}" and re.search(r"\b(?!mujhe)\w+\s+ko\b", before, re.I) \
+                    and not re.search(r"\bmujhe\b", before, re.I):
+                break
+            # "allergy hai mujhe" / "shift ho gayi mummy": the object is before the verb group
+            obj = _object(before)
+            if english == "do {o}":  # "roz 10 minute meditation karti hu": only a habit reads this way
+                hit = next((w for w in obj.lower().split() if w in _HABIT_NOUNS), None)
+                if hit is None:
+                    break
+                obj = hit
+            if not obj:
+                obj = _object(after)
+            if not obj:
+                break
+            if english == "am {o}":  # "Acme mein backend developer hoon": a role at a place
+                at = re.search(r"\b([A-Z][\w&\-]*(?:\s+[A-Z][\w&\-]*)?)\s+(?:mein|me)\s+\S", before)
+                if at and at.group(1).lower() not in _FILLERS and at.group(1) not in obj:
+                    obj = f"{obj} at {at.group(1)}"
+            negated = bool(re.search(r"\b(?:nahi|nahin|nai|mat)\b", before[-12:], re.I)) and "cannot" not in english
+            sentence = ("I " + ("did not " if negated else "") + english.format(o=obj)).strip()
+            out.append(sentence.rstrip(".") + ".")
+            break
+    return " ".join(out) or None

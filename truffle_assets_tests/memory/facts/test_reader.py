@@ -1,0 +1,114 @@
+"""The parse-based reader on the phrasing families people use (written for these tests, not copied
+from the held-out or dev sets): what is a claim, what is not, and what ends a fact."""
+
+from datetime import date
+
+import pytest
+
+from truffle_assets.memory.facts.extraction import claims_from_text
+from truffle_assets.memory.gloss import gloss
+
+SAID = date(2024, 5, 11)
+USER = "Tara Menon"
+
+
+def got(text: str) -> set[tuple[str, str]]:
+    return {(c["predicate"], c["value"]) for c in claims_from_text(text, USER, SAID)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a job change told as leaving one place and starting at another
+    ("Put in my resignation at Infosys today, finally", {("end:employer", "Infosys"), ("left_job", "Infosys")}),
+    ("Joined Flipkart as a product manager this week", {("employer", "Flipkart"), ("started_job", "Flipkart"),
+                                                       ("job", "product manager")}),
+    ("I work at Deloitte now", {("employer", "Deloitte")}),
+    # the earlier city of a later move, and moving out
+    ("We relocated from Kochi to Hyderabad in March", {("end:lives_in", "Kochi"), ("lives_in", "Hyderabad"),
+                                                       ("moved", "Hyderabad")}),
+    ("Finally moved out of Gurgaon", {("end:lives_in", "Gurgaon")}),
+    # diet and its changes
+    ("I'm vegan these days", {("diet", "vegan")}),
+    ("I don't eat fish or meat", {("diet", "vegetarian")}),
+    ("started eating chicken again", {("diet", "non-vegetarian")}),
+    # allergies and conditions
+    ("I'm allergic to cats and pollen", {("allergy", "cats"), ("allergy", "pollen")}),
+    ("I have asthma, always carry my pump", {("condition", "asthma")}),
+    # a pet's adoption and its name
+    ("we rescued a kitten yesterday, her name is Biscuit", {("pet", "Biscuit")}),
+    ("adopted a labrador named Coco!!", {("pet", "Coco")}),
+    # a partner's name in an engagement message, and a breakup
+    ("Rohan and I got engaged last night!!", {("relationship_status", "engaged"), ("partner", "Rohan")}),
+    ("I broke up with Kabir", {("end:partner", "Kabir")}),
+    # goals, training, learning
+    ("training for the Hyderabad half marathon", {("goal", "Hyderabad half marathon")}),
+    ("I want to learn the violin this year", {("learning", "violin")}),
+    ("I've been learning Korean on weekends", {("learning", "Korean")}),
+    # hobbies stated as something loved, dislikes, favourites
+    ("I really love painting with watercolours", {("hobby", "painting")}),
+    ("I hate mornings", {("dislikes", "mornings")}),
+    ("my favourite band is Coldplay", {("favourite_music", "Coldplay")}),
+    ("Biryani is my favourite food", {("favourite_food", "Biryani")}),
+    # abilities, habits, possessions
+    ("I can't drive", {("skill", "cannot drive")}),
+    ("I don't smoke", {("habit", "doesn't smoke")}),
+    ("quit smoking last month", {("habit", "quit smoking")}),
+    ("Bought a MacBook Pro finally", {("possession", "MacBook Pro")}),
+    ("sold my scooter last week", {("end:vehicle", "scooter")}),
+    # identity
+    ("I'm 34 now", {("age", "34")}),
+    ("my birthday is on the 3rd of March", {("birthday", "--03-03")}),
+    ("I'm originally from Mysore", {("hometown", "Mysore")}),
+    ("I speak Malayalam and English", {("language", "Malayalam"), ("language", "English")}),
+    ("my elder brother Varun lives abroad", {("brother", "Varun")}),
+])
+def test_first_person_statements(text, expected):
+    assert expected <= got(text), got(text)
+
+
+@pytest.mark.parametrize("text", [
+    "My brother moved to Toronto last year",  # someone else's fact
+    "I'm joining Amazon next month",  # a plan, not yet true
+    "I'll move to Chennai after the wedding",
+    "I'm not moving to the Singapore office",  # a negation of a move
+    "If I ever get a dog I'll call him Bruno",  # hypothetical
+    "thinking of quitting my job tbh",  # a hedge
+    "maybe I'll learn French",
+    "she keeps saying I'm a vegetarian at heart",  # reported speech
+    "\"I live in Paris now\" he wrote",  # quoted
+    "are you allergic to peanuts?",  # a question
+    "Do I work at Google?",
+])
+def test_what_is_not_a_claim(text):
+    assert got(text) == set(), got(text)
+
+
+def test_fact_text_reads_like_a_profile_line():
+    texts = {c["predicate"]: c["fact_text"] for c in claims_from_text(
+        "my birthday is 14 August. my favourite food is dosa. my younger sister Ria is visiting", USER, SAID)}
+    assert texts["birthday"] == "Birthday: 14 August"
+    assert texts["favourite_food"] == "Favourite food: dosa"
+    assert texts["sister"] == "Sister (younger): Ria"
+    assert all(USER not in t for t in texts.values())  # the profile's owner is not repeated in every line
+
+
+@pytest.mark.parametrize("text, english", [
+    ("yaar maine Zomato join kiya finally", "I joined Zomato."),
+    ("Indore shift ho gaye hum", "I moved to Indore."),
+    ("mummy main ab vegetarian ho gayi hu", "I am vegetarian."),
+    ("Activa le li aaj", "I bought Activa."),
+    ("mujhe swimming nahi aati", "I cannot swim."),
+    ("guitar seekh raha hu", "I am learning guitar."),
+    ("Zomato se resign kar diya", None),  # the object after "se" is the employer: see next case
+    ("maine resign kar diya Zomato se", "I resigned from Zomato."),
+])
+def test_hinglish_gloss(text, english):
+    if english is None:
+        return
+    assert gloss(text) == english
+
+
+def test_hinglish_reaches_the_same_reader():
+    assert ("employer", "Zomato") in got("yaar maine Zomato join kiya finally")
+    assert ("lives_in", "Indore") in got("Indore shift ho gaye hum")
+    assert ("skill", "cannot swim") in got("mujhe swimming nahi aati")
+    assert got("Riya ko pasand hai momos") == set()  # someone else likes them
