@@ -71,7 +71,7 @@ def test_evidence_and_fact_lookups(make_service, memory):
     assert got["fact_id"] == f["fact_id"] and got["fact_text"] == f["fact_text"]
     assert [e["message_id"] for e in got["evidence"]] == f["evidence_message_ids"]
     ev = got["evidence"][0]
-    assert set(ev) == {"message_id", "chat_id", "ts", "author", "text"} and ev["text"]
+    assert set(ev) == {"message_id", "chat_id", "ts", "day", "author", "text"} and ev["text"] and ev["day"] == ev["ts"][:10]
     assert svc.evidence(ev["message_id"]) == ev
     assert svc.evidence("0" * 20) is None and svc.evidence("x' OR '1'='1") is None
     assert svc.fact("no-such-fact") is None
