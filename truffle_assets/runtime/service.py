@@ -358,6 +358,10 @@ EMBEDDED_BUDGET = {"profile": 1_000, "summaries": 1_500, "raw": 3_000, "dialogue
 # guard, on for every endpoint) are what benchmarks/repetition_bench.py measured. A stop ends the
 # reply where the model starts another chat turn or re-quotes the context block.
 EMBEDDED_STOP = ("<|im_start|>", "<|endoftext|>", "\nRetrieved messages:", "\n\n\n")
+# a 0.5B model on two busy cores can read a few thousand prompt tokens for minutes before its first
+# token (the page shows the search, then the answer as it streams): unless a timeout is configured,
+# waiting is better than a fallback
+EMBEDDED_TIMEOUT_S = 600.0
 EMBEDDED_SAMPLING = {"frequency_penalty": 0.3, "presence_penalty": None, "repeat_penalty": 1.15,
                      "stop": list(EMBEDDED_STOP)}
 
@@ -389,6 +393,7 @@ def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | No
         sampling = {k: v for k, v in EMBEDDED_SAMPLING.items() if getattr(ep, k) in (None, [])}
         cfg = config.model_copy(update={
             "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf),
+                                              "timeout_s": ep.timeout_s if "timeout_s" in ep.model_fields_set else EMBEDDED_TIMEOUT_S,
                                               **sampling}),
             "budget": budget})
         yield ChatService(cfg, endpoint=srv.endpoint())

@@ -22,6 +22,15 @@ def test_turn_on_an_embedded_llama_cpp_server(memory, tmp_path, tiny_gguf):
         assert svc.endpoint.base_url.startswith("http://127.0.0.1:")
         assert svc.counter.source == str(tiny_gguf) and svc.counter.proxy_for is None  # the served model's vocab
         turn = svc.ask([{"role": "user", "content": "What did Priya say about the trip?"}])
+        # streamed, with the embedded anti-repetition sampling: llama.cpp's server takes the knobs
+        ep = svc.config.endpoint
+        assert ep.repeat_penalty == 1.15 and ep.frequency_penalty == 0.3 and ep.stop and ep.timeout_s == 60
+        events = list(svc.ask_stream([{"role": "user", "content": "What did Priya say about the trip?"}]))
+    streamed = events[-1]["turn"]
+    step = [s for s in streamed.trace["steps"] if s["step"] == "answer_or_request_recall"][0]
+    assert step["streamed"] and step["finish_reason"] in ("stop", "length", "loop")
+    assert streamed.fallback in (None, "malformed_output", "recall_limit"), streamed.trace["fallback_detail"]
+    assert streamed.trace["usage"]["completion_tokens"] > 0
     assert turn.answer and not turn.refused
     assert turn.fallback in (None, "malformed_output", "recall_limit"), turn.trace["fallback_detail"]
     assert turn.trace["llm_calls"] >= 1 and turn.model
