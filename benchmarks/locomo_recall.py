@@ -27,8 +27,16 @@ Per conversation:
              unavailable, so it ranks by semantic similarity only (recorded in the JSON).
    Each system is asked once at depth max(20, --k); recall@5/10 are read off the top of that ranking.
 
-recall@k of a question = share of its evidence turns whose message ids are among the top-k retrieved
-ids; the table averages over questions (per category and overall). Latency is wall time per
+Two levels, read off the same ranking of every system:
+* turn-level recall@k of a question = share of its evidence turns whose message ids are among the
+  top-k retrieved ids;
+* session-level recall@k = share of its evidence *sessions* (the N of every `D<N>:<turn>` evidence
+  id) that hold at least one of the top-k retrieved turns. The retrieval unit stays the turn: the
+  top k turns cover at most k distinct sessions (fewer when several hits share one). Published
+  LoCoMo session figures (e.g. all-MiniLM-L6-v2 session R@10 0.914) rank whole sessions as the
+  unit, so their top 10 always spans 10 sessions, about a third of a 19-32-session conversation;
+  ours can only be lower or equal for the same hits, never a looser bar.
+The table averages over questions (per category and overall). Latency is wall time per
 question around the retrieval call, in-process, after a warm-up query, with torch pinned to
 --threads (default 1) for every system.
 
@@ -44,8 +52,16 @@ figures are not comparable with these columns.
 Evidence ids are cleaned (`D:11:26` -> `D11:26`, `D8:6; D9:17` -> two ids); ids that name no turn
 are dropped, and a question left without evidence is skipped (counted in the JSON).
 
+`--variant NAME={"keys": 0.4}` adds a system: `retrieve` with those weight overrides (a try).
+`--reuse` keeps a conversation's store when its published latest.json is there (only query-time
+code changed: the build is skipped, the export is re-converted into a scratch folder to map ids);
+without it every run rebuilds from scratch. `--before` also runs `ours-before`: the same `retrieve`
+with the query-time additions switched off (`RetrievalWeights.before()`), for recall and latency
+before/after in one run.
+
 Output: a table, benchmarks/.work/locomo/results.json (per-system metrics, latencies, and per-question
-recall), and a last line `locomo_recall@10=<ours> bm25=<x> dense=<y> mem0=<z>` (recall@--k, 3 decimals).
+recall), and a last line `locomo_recall@10=<t> session_recall@10=<s> bm25=<b> dense=<d> mem0=<m>`
+(t, s: ours at turn and session level; baselines turn-level; recall@--k, 3 decimals).
 """
 
 from __future__ import annotations
@@ -82,7 +98,7 @@ import locomo_convert as lc  # noqa: E402
 WORK = ROOT / "benchmarks" / ".work" / "locomo"
 CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-SYSTEMS = ("ours", "bm25", "dense", "mem0")
+SYSTEMS = ("ours", "ours-before", "bm25", "dense", "mem0")
 CUTOFFS = (5, 10, 20)
 
 Search = Callable[[str, int], list[str]]  # (question, depth) -> ranked message ids
@@ -96,6 +112,12 @@ class Question:
     category: int
     evidence: list[str]  # dia ids
     gold: list[str]  # message ids, same order
+    sessions: frozenset[int] = frozenset()  # sessions of the evidence turns
+
+
+def session_of(dia: str) -> int:
+    """'D12:3' -> 12."""
+    return int(dia[1:].split(":")[0])
 
 
 def questions_for(sample: dict, conversion: lc.Conversion) -> tuple[list[Question], dict]:
@@ -111,13 +133,20 @@ def questions_for(sample: dict, conversion: lc.Conversion) -> tuple[list[Questio
         if not ev:
             skipped["no_evidence"] += 1
             continue
-        out.append(Question(sample["sample_id"], i, qa["question"], cat, ev, [conversion.dia_message[d] for d in ev]))
+        out.append(Question(sample["sample_id"], i, qa["question"], cat, ev, [conversion.dia_message[d] for d in ev],
+                            frozenset(session_of(d) for d in ev)))
     return out, dict(skipped)
 
 
 def recall(ranked: list[str], gold: list[str], k: int) -> float:
     top = set(ranked[:k])
     return sum(g in top for g in gold) / len(gold)
+
+
+def session_recall(ranked: list[str], sessions: frozenset[int], message_session: dict[str, int], k: int) -> float:
+    """Share of the evidence sessions that hold at least one of the top-k retrieved turns."""
+    hit = {message_session.get(m) for m in ranked[:k]}
+    return sum(s in hit for s in sessions) / len(sessions)
 
 
 # --------------------------------------------------------------------------------------------
@@ -160,8 +189,8 @@ def stored_messages(db_path: Path, chat_id: str) -> list[dict]:
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
-def project_systems(index) -> dict[str, Search]:
-    from truffle_assets.retrieval import retrieve, retrieve_baseline
+def project_systems(index, variants: dict[str, dict] | None = None) -> dict[str, Search]:
+    from truffle_assets.retrieval import RetrievalWeights, retrieve, retrieve_baseline
 
     def ours(q: str, k: int) -> list[str]:
         return _ids(retrieve(q, index, k=k))
@@ -169,7 +198,15 @@ def project_systems(index) -> dict[str, Search]:
     def baseline(mode: str) -> Search:
         return lambda q, k: _ids(retrieve_baseline(q, index, k, mode=mode))
 
-    return {"ours": ours, "bm25": baseline("bm25"), "dense": baseline("dense")}
+    def before(q: str, k: int) -> list[str]:
+        return _ids(retrieve(q, index, k=k, weights=RetrievalWeights.before()))
+
+    def variant(overrides: dict) -> Search:
+        w = RetrievalWeights(**overrides)
+        return lambda q, k: _ids(retrieve(q, index, k=k, weights=w))
+
+    return {"ours": ours, "ours-before": before, "bm25": baseline("bm25"), "dense": baseline("dense"),
+            **{name: variant(o) for name, o in (variants or {}).items()}}
 
 
 def _ids(result) -> list[str]:
@@ -198,8 +235,9 @@ def pin_threads() -> None:
     torch.set_num_threads(QUERY_THREADS)
 
 
-def evaluate(name: str, search: Search, qs: list[Question], depth: int, per_q: dict) -> list[float]:
-    """Ask every question; record per-question recall at CUTOFFS; return latencies (seconds)."""
+def evaluate(name: str, search: Search, qs: list[Question], depth: int, per_q: dict,
+             message_session: dict[str, int]) -> list[float]:
+    """Ask every question; record per-question turn and session recall at CUTOFFS; return latencies (seconds)."""
     lat = []
     if qs:
         search(qs[0].question, depth)  # warm-up: model load, caches
@@ -208,7 +246,9 @@ def evaluate(name: str, search: Search, qs: list[Question], depth: int, per_q: d
         t0 = time.perf_counter()
         ranked = search(q.question, depth)
         lat.append(time.perf_counter() - t0)
-        per_q[(q.conv, q.index)][name] = {f"r@{k}": recall(ranked, q.gold, k) for k in per_q["_cutoffs"]}
+        per_q[(q.conv, q.index)][name] = {
+            **{f"r@{k}": recall(ranked, q.gold, k) for k in per_q["_cutoffs"]},
+            **{f"s@{k}": session_recall(ranked, q.sessions, message_session, k) for k in per_q["_cutoffs"]}}
     return lat
 
 
@@ -221,6 +261,7 @@ def summarize(systems: list[str], qs: list[Question], per_q: dict, cutoffs: list
         m = {"questions": len(rows)}
         for k in cutoffs:
             m[f"recall@{k}"] = statistics.fmean(r[f"r@{k}"] for _, r in rows)
+            m[f"session_recall@{k}"] = statistics.fmean(r[f"s@{k}"] for _, r in rows)
             for c in CATEGORIES:
                 vals = [r[f"r@{k}"] for q, r in rows if q.category == c]
                 m[f"recall@{k}_cat{c}"] = statistics.fmean(vals) if vals else None
@@ -234,14 +275,15 @@ def summarize(systems: list[str], qs: list[Question], per_q: dict, cutoffs: list
 
 def table(summary: dict, qs: list[Question], k: int, cutoffs: list[int]) -> str:
     ncat = {c: sum(q.category == c for q in qs) for c in CATEGORIES}
-    head = (["system", "questions"] + [f"R@{c}" for c in cutoffs]
-            + [f"c{c} {CATEGORY_NAMES[c]}@{k} (n={ncat[c]})" for c in CATEGORIES] + ["ms/q p50"])
+    head = (["system", "questions"] + [f"R@{c}" for c in cutoffs] + [f"sess R@{c}" for c in cutoffs]
+            + [f"c{c} {CATEGORY_NAMES[c]}@{k} (n={ncat[c]})" for c in CATEGORIES] + ["ms/q p50", "ms/q mean"])
     rows = []
     for s, m in summary.items():
         cats = [m[f"recall@{k}_cat{c}"] for c in CATEGORIES]
         rows.append([s, str(m["questions"])] + [f"{m[f'recall@{c}']:.3f}" for c in cutoffs]
+                    + [f"{m[f'session_recall@{c}']:.3f}" for c in cutoffs]
                     + ["-" if v is None else f"{v:.3f}" for v in cats]
-                    + ["-" if m["latency_ms_p50"] is None else f"{m['latency_ms_p50']:.1f}"])
+                    + ["-" if m[x] is None else f"{m[x]:.1f}" for x in ("latency_ms_p50", "latency_ms_mean")])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     fmt = lambda r: "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(r, widths)))  # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows])
@@ -252,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N conversations (default: all 10)")
     ap.add_argument("--k", type=int, default=10, help="headline cutoff for the last line and per-category columns")
     ap.add_argument("--skip-mem0", action="store_true")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep a conversation's built store when its latest.json exists (query-time changes only)")
+    ap.add_argument("--before", action="store_true",
+                    help="also run ours-before: retrieve() with the query-time additions off")
+    ap.add_argument("--variant", action="append", default=[], metavar='NAME={"field": value}',
+                    help="also run retrieve() with these RetrievalWeights overrides, as system NAME (repeatable)")
     ap.add_argument("--data", default=None, help="locomo10.json (default: shared/benchmarks/locomo/)")
     ap.add_argument("--work", default=str(WORK))
     ap.add_argument("--out", default=None, help="results JSON (default: <work>/results.json)")
@@ -268,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     cutoffs = sorted(set(CUTOFFS) | {args.k})
     depth = max(cutoffs)
     samples = lc.load_locomo(args.data)[: args.limit]
-    systems = [s for s in SYSTEMS if not (s == "mem0" and args.skip_mem0)]
+    systems = [s for s in SYSTEMS if not (s == "mem0" and args.skip_mem0) and not (s == "ours-before" and not args.before)]
+    variants = {v.split("=", 1)[0]: json.loads(v.split("=", 1)[1]) for v in args.variant}
+    systems[1:1] = list(variants)
 
     all_qs: list[Question] = []
     per_q: dict = defaultdict(dict)
@@ -286,12 +336,21 @@ def main(argv: list[str] | None = None) -> int:
         conv = sample["sample_id"]
         conv_dir = work / conv
         exports_dir, db_path = conv_dir / "exports", conv_dir / "memory.duckdb"
-        if conv_dir.exists():
-            shutil.rmtree(conv_dir)  # a fresh build every run: nothing cached between runs
+        pointer = conv_dir / "published" / "latest.json"
+        reuse = args.reuse and pointer.is_file() and db_path.is_file()
+        if conv_dir.exists() and not reuse:
+            shutil.rmtree(conv_dir)  # a fresh build: nothing cached between runs
         t0 = time.perf_counter()
-        conversion = lc.convert(sample, exports_dir)
-        t1 = time.perf_counter()
-        _, index = build_memory(exports_dir, db_path, user=conversion.speakers[0])
+        if reuse:
+            from truffle_assets.retrieval import open_index
+
+            conversion = lc.convert(sample, work / ".scratch" / conv)
+            t1 = time.perf_counter()
+            index = open_index(pointer)
+        else:
+            conversion = lc.convert(sample, exports_dir)
+            t1 = time.perf_counter()
+            _, index = build_memory(exports_dir, db_path, user=conversion.speakers[0])
         t2 = time.perf_counter()
         rows = stored_messages(db_path, conversion.chat_id)
         assert {r["id"] for r in rows} == set(conversion.dia_message.values()), \
@@ -301,19 +360,22 @@ def main(argv: list[str] | None = None) -> int:
             skipped[key] += n
         all_qs += qs
         build[conv] = {"messages": len(rows), "questions": len(qs), "convert_s": round(t1 - t0, 2),
-                       "pipeline_s": round(t2 - t1, 2)}
+                       "pipeline_s": round(t2 - t1, 2), "reused": reuse}
+        message_session = {m: session_of(d) for d, m in conversion.dia_message.items()}
 
-        searches = project_systems(index)
-        for name in ("ours", "bm25", "dense"):
-            lat[name] += evaluate(name, searches[name], qs, depth, per_q)
+        searches = project_systems(index, variants)
+        for name in [s for s in systems if s != "mem0"]:
+            lat[name] += evaluate(name, searches[name], qs, depth, per_q, message_session)
         if mem0 is not None:
             t3 = time.perf_counter()
             mem0.add_messages(conv, ((r["id"], f"{r['author']}: {r['raw_text']}") for r in rows))
             build[conv]["mem0_add_s"] = round(time.perf_counter() - t3, 2)
-            lat["mem0"] += evaluate("mem0", lambda q, k, c=conv: mem0.search(q, c, k), qs, depth, per_q)
+            lat["mem0"] += evaluate("mem0", lambda q, k, c=conv: mem0.search(q, c, k), qs, depth, per_q,
+                                    message_session)
         done = summarize(systems, qs, per_q, cutoffs, lat)
-        print(f"{conv}: {len(rows)} messages, {len(qs)} questions, pipeline {t2 - t1:.1f}s; "
-              + " ".join(f"{s}={m[f'recall@{args.k}']:.3f}" for s, m in done.items()), flush=True)
+        print(f"{conv}: {len(rows)} messages, {len(qs)} questions, pipeline {t2 - t1:.1f}s{' (reused)' if reuse else ''}; "
+              + " ".join(f"{s}={m[f'recall@{args.k}']:.3f}/{m[f'session_recall@{args.k}']:.3f}" for s, m in done.items()),
+              flush=True)
     mem0_features = None
     if mem0 is not None:
         mem0_features = mem0.features()
@@ -335,7 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     }, indent=1, default=str))
     print(f"results: {out}")
     r = {s: (f"{summary[s][f'recall@{args.k}']:.3f}" if s in summary else "na") for s in SYSTEMS}
-    print(f"locomo_recall@{args.k}={r['ours']} bm25={r['bm25']} dense={r['dense']} mem0={r['mem0']}")
+    sr = f"{summary['ours'][f'session_recall@{args.k}']:.3f}" if "ours" in summary else "na"
+    print(f"locomo_recall@{args.k}={r['ours']} session_recall@{args.k}={sr} bm25={r['bm25']} dense={r['dense']} "
+          f"mem0={r['mem0']}")
     return 0
 
 

@@ -8,7 +8,7 @@ from truffle_assets.retrieval.models import (
     ScoreComponents,
     SummaryHit,
 )
-from truffle_assets.retrieval.search import open_index, retrieve, retrieve_baseline
+from truffle_assets.retrieval.search import candidate_signals, open_index, retrieve, retrieve_baseline
 
 __all__ = ["EvidenceItem", "EvidencePack", "RetrievalLog", "RetrievalWeights", "ScoreComponents",
-           "SummaryHit", "open_index", "retrieve", "retrieve_baseline"]
+           "SummaryHit", "candidate_signals", "open_index", "retrieve", "retrieve_baseline"]

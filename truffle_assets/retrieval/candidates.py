@@ -38,6 +38,14 @@ def candidate_pool(dense: list[dict], lexical: list[dict]) -> dict[str, dict]:
     return cand
 
 
+def add_key_hits(cand: dict[str, dict], keyed: list[dict]) -> None:
+    """BM25 hits on the `keys` column (entities, answer tags) join the pool; `key` is their score as a
+    share of the best one."""
+    top = max((r["_score"] for r in keyed), default=0.0) or 1.0
+    for r in keyed:
+        cand.setdefault(r["message_id"], r)["key"] = r["_score"] / top
+
+
 def expand_summaries(cand: dict[str, dict], summaries: list[dict], members: list[dict], qvec: np.ndarray,
                      per_summary: int) -> dict[str, float]:
     """Add each summary's `per_summary` members most similar to the query to `cand`.

@@ -1,9 +1,15 @@
 """Fusion of per-candidate signals into one score, the ranking, and the weak-support rule.
 
-Plain numpy on arrays aligned with the candidate rows: no index, no model.
+Plain numpy on arrays aligned with the candidate rows: no index, no model. The "learned" fusion is
+a logistic regression over `features()`, fitted by benchmarks/fit_fusion.py on the synthetic corpus
+(never on LoCoMo); its coefficients ship as fusion_weights.json beside this module.
 """
 
 from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -11,6 +17,8 @@ from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.signals import Signals
 
 STRONG = 0.4  # dense cosine below ~0.4 is topical noise for MiniLM; the same bar serves BM25 and summaries
+LEARNED = Path(__file__).with_name("fusion_weights.json")
+FEATURES = ("semantic", "lexical", "context", "summary", "speaker", "date", "keys", "answer", "recency", "salience")
 
 
 def minmax(x: np.ndarray) -> np.ndarray:
@@ -30,15 +38,40 @@ def rrf(values: np.ndarray, k: int, present: np.ndarray | None = None) -> np.nda
     return out
 
 
+def features(s: Signals) -> np.ndarray:
+    """(candidates, FEATURES) on a 0..1 scale: cosines min-max scaled within the query, the rest as-is."""
+    cols = {"semantic": minmax(s.semantic), "context": minmax(s.context)}
+    return np.stack([cols[f] if f in cols else getattr(s, f).astype(float) for f in FEATURES], axis=1)
+
+
+@lru_cache(maxsize=4)
+def learned_model(path: str = str(LEARNED)) -> tuple[np.ndarray, float]:
+    """(coefficients in FEATURES order, intercept) from a fusion_weights.json."""
+    spec = json.loads(Path(path).read_text())
+    if tuple(spec["features"]) != FEATURES:
+        raise ValueError(f"{path}: features {spec['features']} are not {list(FEATURES)}; refit with benchmarks/fit_fusion.py")
+    return np.asarray(spec["coef"], dtype=float), float(spec["intercept"])
+
+
+def learned(s: Signals) -> np.ndarray:
+    """Probability that a candidate is evidence, under the fitted logistic model (0..1)."""
+    coef, b = learned_model()
+    return 1.0 / (1.0 + np.exp(-(features(s) @ coef + b)))
+
+
 def fuse(s: Signals, w: RetrievalWeights) -> np.ndarray:
-    """Weighted mean of the signals on a 0..1 scale: min-max / as-is scores, or weighted RRF."""
+    """Weighted mean of the signals on a 0..1 scale: min-max / as-is scores, weighted RRF, or the
+    learned logistic model."""
+    if w.fusion == "learned":
+        return learned(s)
     if w.fusion == "rrf":
         parts = [(w.semantic, rrf(s.semantic, w.rrf_k)), (w.lexical, rrf(s.lexical, w.rrf_k, s.lexical_present)),
                  (w.context, rrf(s.context, w.rrf_k)), (w.summary, rrf(s.summary, w.rrf_k, s.summary > 0))]
     else:
         parts = [(w.semantic, minmax(s.semantic)), (w.lexical, s.lexical), (w.context, minmax(s.context)),
                  (w.summary, s.summary)]
-    parts += [(w.speaker, s.speaker), (w.recency, s.recency), (w.salience, s.salience), (w.date, s.date)]
+    parts += [(w.speaker, s.speaker), (w.recency, s.recency), (w.salience, s.salience), (w.date, s.date),
+              (w.keys, s.keys), (w.answer, s.answer)]
     total_w = sum(wt for wt, _ in parts) or 1.0
     return sum(wt * x for wt, x in parts) / total_w
 
@@ -70,9 +103,28 @@ def mmr(scores: np.ndarray, V: np.ndarray, k: int, lam: float) -> list[int]:
     return chosen
 
 
-def rank(fused: np.ndarray, V: np.ndarray, k: int, mmr_lambda: float) -> list[int]:
-    """Positions of the top k: by score (stable, so ties keep pool order), or MMR below lambda 1."""
-    return mmr(fused, V, k, mmr_lambda) if mmr_lambda < 1.0 else list(np.argsort(-fused, kind="stable")[:k])
+def rank(fused: np.ndarray, V: np.ndarray, k: int, mmr_lambda: float,
+         episode_ids: list[str | None] | None = None, per_episode: int = 0) -> list[int]:
+    """Positions of the top k: by score (stable, so ties keep pool order), or MMR below lambda 1.
+
+    `per_episode` > 0 caps how many of the top k one episode may hold before the rest get a turn
+    (the capped ones come back only if the pool runs out): an answer gathered across sessions needs
+    its other sessions in the list, and a single-turn answer is the episode's best line anyway."""
+    if mmr_lambda < 1.0:
+        return mmr(fused, V, k, mmr_lambda)
+    order = np.argsort(-fused, kind="stable")
+    if per_episode <= 0 or episode_ids is None:
+        return list(order[:k])
+    taken: dict[str | None, int] = {}
+    first, later = [], []
+    for j in order:
+        e = episode_ids[j]
+        n = taken.get(e, 0)
+        (first if e is None or n < per_episode else later).append(int(j))
+        taken[e] = n + 1
+        if len(first) >= k:
+            break
+    return (first + later)[:k]
 
 
 def is_uncertain(semantic: float, lexical: float, summary: float, base: float, below: float) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass
+
+from truffle_assets.index.keys import wanted_tags
 from datetime import date, timedelta
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -105,6 +107,12 @@ class QueryTerms:
     named: list[str]  # those of them the query names
     bm25: str  # full-text query; "" when nothing is left
     dates: list[tuple[date, date]]
+    wanted: tuple[str, ...] = ()  # answer tags its wording asks for (index.keys.wanted_tags)
+
+    @property
+    def keys(self) -> str:
+        """Full-text query on the `keys` column: the content words and the wanted answer tags."""
+        return " ".join(([self.bm25] if self.bm25 else []) + list(self.wanted))
 
 
 def query_terms(query: str, people: list[str]) -> QueryTerms:
@@ -112,4 +120,5 @@ def query_terms(query: str, people: list[str]) -> QueryTerms:
     # Speaker names sit in every "Author: ..." passage: noise for BM25, kept for the dense side
     # (unless the query is nothing but names).
     bm25 = bm25_query(query, drop={n.split()[0] for n in named}) or bm25_query(query)
-    return QueryTerms(people=people, named=named, bm25=bm25, dates=dates_in(query))
+    return QueryTerms(people=people, named=named, bm25=bm25, dates=dates_in(query),
+                      wanted=tuple(wanted_tags(query)))

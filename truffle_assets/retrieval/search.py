@@ -32,7 +32,9 @@ import numpy as np
 
 from truffle_assets.index.embedder import Embedder
 from truffle_assets.index.lance import RAW_TABLE, SUMMARY_TABLE, MemoryIndex, sql_in, sql_lit
-from truffle_assets.retrieval.candidates import candidate_pool, expand_summaries, score_summaries, spread_lexical
+from truffle_assets.retrieval.candidates import (
+    add_key_hits, candidate_pool, expand_summaries, score_summaries, spread_lexical,
+)
 from truffle_assets.retrieval.fusion import blend_episode_best, fuse, is_uncertain, rank
 from truffle_assets.retrieval.log import RetrievalLog
 from truffle_assets.retrieval.models import (
@@ -142,49 +144,21 @@ def retrieve(query: str, index: str | Path | MemoryIndex, k: int = 10, *,
     clock = _Clock()
     idx = open_index(index)
     chats = list(chats) if chats is not None else None
-    raw, summ = idx.table(RAW_TABLE), idx.table(SUMMARY_TABLE)
-    watermarks = idx.pointer.get("watermarks") or idx.watermarks()
-    pack = EvidencePack(query=query, watermarks=watermarks, index_versions=idx.table_versions())
-    if raw is None or not query.strip():
-        return pack
-
-    clock.mark()  # "embed" times the model alone, not opening the index
-    qvec = idx.embedder.encode_query(query)
-    clock.lap("embed")
-    raw_where = _filters(chats, since, until, "ts", "ts")
-    terms = query_terms(query, _people(idx, chats))
-    dense = _search(raw, qvec, w.candidates, raw_where, RAW_COLS)
-    clock.lap("dense")
-    lexical = _search(raw, terms.bm25, w.candidates, raw_where, RAW_COLS, fts_col="passage")
-    clock.lap("bm25")
-    sum_hits = _summary_hits(summ, qvec, terms.bm25, w, _filters(chats, since, until, "start_ts", "end_ts"))
-    pack.summaries = [_summary_hit(r) for r in sum_hits]
-    clock.lap("summaries")
-
-    cand = candidate_pool(dense, lexical)
-    support: dict[str, float] = {}
-    if expand and sum_hits:
-        members = _fetch(raw, _and(sql_in("message_id", _member_ids(sum_hits)), raw_where), RAW_COLS)
-        support = expand_summaries(cand, sum_hits, members, qvec, w.expand_per_summary)
-    clock.lap("expand")
-    if not cand:
+    pack = EvidencePack(query=query, watermarks=idx.pointer.get("watermarks") or idx.watermarks(),
+                        index_versions=idx.table_versions())
+    scored = _scored_pool(query, idx, w, pack, clock, chats, since, until, now, expand)
+    if scored is None:
         pack.timing_ms = clock.total()
         return pack
-
-    seq, pos = _episodes(raw, cand.values(), raw_where)
-    spread_lexical(cand, lexical, seq, pos, w.lexical_neighbours)
-    rows = list(cand.values())
-    V = np.asarray([r["vector"] for r in rows], dtype=np.float32)
-    ctx = context_scores(seq, pos, rows, V, qvec)
-    clock.lap("context")
-
-    sig = measure(rows, V, qvec, ctx, support, terms, watermarks, now, w)
+    rows, V, sig = scored
     base = fuse(sig, w)
+    # the weak-support flag reads the hand-weighted score's 0..1 scale, whichever fusion ranks
+    flag_base = base if w.fusion != "learned" else fuse(sig, w.model_copy(update={"fusion": "score"}))
     fused = blend_episode_best(base, [r["episode_id"] for r in rows], w.episode)
-    order = rank(fused, V, k, w.mmr_lambda)
+    order = rank(fused, V, k, w.mmr_lambda, [r["episode_id"] for r in rows], w.per_episode)
     clock.lap("fuse")
 
-    pack.items = [_evidence_item(rows[j], sig, j, fused[j], base[j], w) for j in order]
+    pack.items = [_evidence_item(rows[j], sig, j, fused[j], flag_base[j], w) for j in order]
     pack.timing_ms = clock.total()
     if log is not None:
         log.write(query=query, params={"k": k, "chats": chats, "since": since, "until": until, "now": now,
@@ -193,6 +167,62 @@ def retrieve(query: str, index: str | Path | MemoryIndex, k: int = 10, *,
                   uncertain=[i.uncertain for i in pack.items], latency_ms=pack.timing_ms["total"],
                   timing=pack.timing_ms, index_versions=pack.index_versions)
     return pack
+
+
+def candidate_signals(query: str, index: str | Path | MemoryIndex, weights: RetrievalWeights | None = None, *,
+                      chats: Iterable[str] | None = None) -> tuple[list[dict], Signals]:
+    """The scored candidate pool of `retrieve` (rows and their signals) without fusion: what
+    benchmarks/fit_fusion.py fits the learned fusion on."""
+    idx = open_index(index)
+    pack = EvidencePack(query=query)
+    scored = _scored_pool(query, idx, weights or RetrievalWeights(), pack, _Clock(),
+                          list(chats) if chats is not None else None, None, None, None, True)
+    return (scored[0], scored[2]) if scored else ([], None)
+
+
+def _scored_pool(query: str, idx: MemoryIndex, w: RetrievalWeights, pack: EvidencePack, clock: "_Clock",
+                 chats: list[str] | None, since: datetime | None, until: datetime | None, now: datetime | None,
+                 expand: bool) -> tuple[list[dict], np.ndarray, Signals] | None:
+    """Stages 1-4: the candidate rows, their vectors and signals (None when there is nothing to rank).
+    Fills `pack.summaries` and the timing laps on the way."""
+    raw, summ = idx.table(RAW_TABLE), idx.table(SUMMARY_TABLE)
+    if raw is None or not query.strip():
+        return None
+    watermarks = pack.watermarks
+
+    clock.mark()  # "embed" times the model alone, not opening the index
+    qvec = idx.embedder.encode_query(query)
+    clock.lap("embed")
+    raw_where = _filters(chats, since, until, "ts", "ts")
+    terms = query_terms(query, _people(idx, chats))
+    cols = RAW_COLS + (["keys"] if "keys" in raw.schema.names else [])  # indexes built before keys lack it
+    dense = _search(raw, qvec, w.candidates, raw_where, cols)
+    clock.lap("dense")
+    lexical = _search(raw, terms.bm25, w.candidates, raw_where, cols, fts_col="passage")
+    keyed = (_search(raw, terms.keys, w.candidates, raw_where, cols, fts_col="keys")
+             if (w.keys > 0 or w.fusion == "learned") and "keys" in cols else [])
+    clock.lap("bm25")
+    sum_hits = _summary_hits(summ, qvec, terms.bm25, w, _filters(chats, since, until, "start_ts", "end_ts"))
+    pack.summaries = [_summary_hit(r) for r in sum_hits]
+    clock.lap("summaries")
+
+    cand = candidate_pool(dense, lexical)
+    add_key_hits(cand, keyed)
+    support: dict[str, float] = {}
+    if expand and sum_hits:
+        members = _fetch(raw, _and(sql_in("message_id", _member_ids(sum_hits)), raw_where), cols)
+        support = expand_summaries(cand, sum_hits, members, qvec, w.expand_per_summary)
+    clock.lap("expand")
+    if not cand:
+        return None
+
+    seq, pos = _episodes(raw, cand.values(), raw_where, cols)
+    spread_lexical(cand, lexical, seq, pos, w.lexical_neighbours)
+    rows = list(cand.values())
+    V = np.asarray([r["vector"] for r in rows], dtype=np.float32)
+    ctx = context_scores(seq, pos, rows, V, qvec)
+    clock.lap("context")
+    return rows, V, measure(rows, V, qvec, ctx, support, terms, watermarks, now, w)
 
 
 class _Clock:
@@ -257,13 +287,13 @@ def _evidence_item(r: dict, sig: Signals, j: int, score: float, base: float, w: 
         uncertain=is_uncertain(sig.semantic[j], sig.lexical[j], sig.summary[j], base, w.uncertain_below))
 
 
-def _episodes(raw, rows: Iterable[dict], where: str | None
+def _episodes(raw, rows: Iterable[dict], where: str | None, cols: list[str] = RAW_COLS
               ) -> tuple[dict[str, list[dict]], dict[str, tuple[str, int]]]:
     """Messages (within the filters) of the candidates' episodes in order, and each one's position."""
     episodes = sorted({r["episode_id"] for r in rows if r["episode_id"]})
     if not episodes:
         return {}, {}
-    members = _fetch(raw, _and(sql_in("episode_id", episodes), where), RAW_COLS)
+    members = _fetch(raw, _and(sql_in("episode_id", episodes), where), cols)
     seq: dict[str, list[dict]] = {}
     for m in members:
         seq.setdefault(m["episode_id"], []).append(m)

@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta
 
 import numpy as np
 
+from truffle_assets.index.keys import tags_of
 from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.query import QueryTerms
 
@@ -28,6 +29,8 @@ class Signals:
     recency: np.ndarray
     salience: np.ndarray
     date: np.ndarray
+    keys: np.ndarray             # BM25 on the message's entities and answer tags, share of the best hit
+    answer: np.ndarray           # the message holds the kind of answer the question asks for (a date for "when")
 
 
 def naive(dt: datetime | None) -> datetime | None:
@@ -85,6 +88,14 @@ def date_match(rows: list[dict], spans: list[tuple[date, date]], pad_days: int) 
     return on_date
 
 
+def answer_match(rows: list[dict], wanted: list[str]) -> np.ndarray:
+    """1 for messages whose keys carry a tag the question's wording wants ("When ..." -> a date)."""
+    if not wanted:
+        return np.zeros(len(rows))
+    want = set(wanted)
+    return np.asarray([1.0 if want & tags_of(r.get("keys")) else 0.0 for r in rows])
+
+
 def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarray, summary_support: dict[str, float],
             terms: QueryTerms, watermarks: dict[str, str], now: datetime | None, w: RetrievalWeights) -> Signals:
     """Every signal for the candidate `rows` (V: their vectors; `lex` already on the rows)."""
@@ -98,4 +109,6 @@ def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarr
         recency=recency(rows, watermarks, now, w.half_life_days),
         salience=salience(rows),
         date=date_match(rows, terms.dates if w.date > 0 else [], w.date_pad_days),
+        keys=np.asarray([r.get("key", 0.0) for r in rows]),
+        answer=answer_match(rows, terms.wanted),
     )

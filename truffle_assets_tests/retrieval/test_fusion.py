@@ -8,13 +8,13 @@ from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.signals import Signals
 
 ONLY = dict(semantic=0.0, lexical=0.0, context=0.0, summary=0.0, speaker=0.0, recency=0.0, salience=0.0,
-            date=0.0, episode=0.0)
+            date=0.0, episode=0.0, fusion="score")
 
 
 def signals(n: int = 3, **arrays) -> Signals:
     fields = dict(semantic=np.zeros(n), lexical=np.zeros(n), lexical_present=np.zeros(n, dtype=bool),
                   context=np.zeros(n), summary=np.zeros(n), speaker=np.zeros(n), recency=np.zeros(n),
-                  salience=np.zeros(n), date=np.zeros(n))
+                  salience=np.zeros(n), date=np.zeros(n), keys=np.zeros(n), answer=np.zeros(n))
     fields.update({k: np.asarray(v) for k, v in arrays.items()})
     return Signals(**fields)
 
@@ -45,7 +45,7 @@ def test_all_zero_weights_do_not_divide_by_zero():
 
 def test_rrf_fusion_ranks_each_signal():
     s = signals(semantic=[0.9, 0.1, 0.5], lexical=[0.0, 1.0, 0.0], lexical_present=[False, True, False])
-    w = RetrievalWeights(**{**ONLY, "semantic": 1.0, "lexical": 1.0}, fusion="rrf", rrf_k=1)
+    w = RetrievalWeights(**{**ONLY, "semantic": 1.0, "lexical": 1.0, "fusion": "rrf"}, rrf_k=1)
     # semantic ranks 1, 3, 2 -> 1, 1/2, 2/3; lexical only for the second -> 0, 1, 0
     assert fuse(s, w).tolist() == pytest.approx([0.5, 0.75, 1 / 3])
 
@@ -76,3 +76,35 @@ def test_uncertain_when_no_signal_fires_or_one_fires_weakly():
     assert not is_uncertain(0.5, 0.0, 0.0, base=0.5, below=0.45)
     assert not is_uncertain(0.5, 0.4, 0.0, base=0.1, below=0.45)  # two signals agree
     assert not is_uncertain(0.0, 0.0, 0.4, base=0.45, below=0.45)  # the bar is inclusive
+
+
+def test_learned_fusion_reads_the_committed_weights_and_rejects_other_features(tmp_path):
+    import json
+
+    from truffle_assets.retrieval.fusion import FEATURES, LEARNED, features, learned, learned_model
+
+    coef, _ = learned_model(str(LEARNED))
+    assert coef.shape == (len(FEATURES),)
+    s = signals(semantic=[0.2, 0.9, 0.5], lexical=[0.0, 1.0, 0.3], keys=[0.0, 1.0, 0.0], answer=[0.0, 1.0, 0.0])
+    X = features(s)
+    assert X.shape == (3, len(FEATURES)) and X.min() >= 0.0 and X.max() <= 1.0
+    p = learned(s)
+    assert ((p > 0) & (p < 1)).all()
+    assert np.argsort(-p).tolist() == np.argsort(-(X @ coef)).tolist()  # a monotone map of the linear score
+    bad = tmp_path / "w.json"
+    bad.write_text(json.dumps({"features": ["semantic"], "coef": [1.0], "intercept": 0.0}))
+    with pytest.raises(ValueError, match="w.json"):
+        learned_model(str(bad))
+
+
+def test_learned_fusion_ranks_through_retrieve_weights():
+    s = signals(2, semantic=[0.1, 0.9], lexical=[0.0, 1.0], context=[0.1, 0.9])
+    assert fuse(s, RetrievalWeights(fusion="learned"))[1] > fuse(s, RetrievalWeights(fusion="learned"))[0]
+
+
+def test_per_episode_cap_lets_other_episodes_in_first():
+    fused = np.asarray([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    eps = ["e1", "e1", "e1", "e2", None, None]
+    assert rank(fused, None, 4, 1.0, eps, per_episode=0) == [0, 1, 2, 3]
+    assert rank(fused, None, 4, 1.0, eps, per_episode=2) == [0, 1, 3, 4]  # e1's third line waits
+    assert rank(fused, None, 6, 1.0, eps, per_episode=1) == [0, 3, 4, 5, 1, 2]  # capped lines fill up the rest

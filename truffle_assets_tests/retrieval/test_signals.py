@@ -8,6 +8,7 @@ import pytest
 from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.query import query_terms
 from truffle_assets.retrieval.signals import (
+    answer_match,
     context_scores,
     date_match,
     measure,
@@ -89,3 +90,12 @@ def test_measure_aligns_every_signal_with_the_rows():
     assert s.date.tolist() == [1.0, 0.0]
     off = measure(rows, V, q, np.zeros(2), {}, terms, wm, None, RetrievalWeights(date=0.0))
     assert off.date.tolist() == [0.0, 0.0]  # a zero weight skips the date signal altogether
+
+
+def test_answer_match_wants_the_tag_the_question_asks_for():
+    rows = [row(keys="yesterday kdate"), row(keys="paris kplace"), row(keys=None), row()]
+    when = query_terms("When did Jon go to the support group?", ["Jon", "Gina"])
+    assert when.wanted == ("kdate",) and "kdate" in when.keys.split() and "support" in when.keys
+    assert answer_match(rows, when.wanted).tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert answer_match(rows, ("kdate", "kplace")).tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert answer_match(rows, ()).tolist() == [0.0] * 4  # "What did Jon paint?" wants no tag
