@@ -113,6 +113,10 @@ class AnswerStream:
         bracket = clean.rfind("[", 0, cut)
         if bracket >= 0 and "]" not in clean[bracket:cut]:
             cut = bracket  # never half a citation
+        for mark in ("{", "```"):  # prose that turns into a tool call: never show the JSON
+            at = clean.find(mark, len(self.sent))
+            if 0 <= at < cut:
+                cut = at
         piece = clean[:cut]
         if cut <= len(self.sent) or not piece.startswith(self.sent):
             return  # nothing settled yet (or an earlier part changed: wait for the final answer)

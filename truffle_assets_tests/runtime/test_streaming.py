@@ -65,6 +65,12 @@ def test_answer_stream_emits_only_settled_clean_text():
     for ch in '{"toolCalls":[{"name":"search_memory","arguments":{"query":"where do I work now and since when"}}]}':
         envelope.feed(ch)
     assert held == []  # a tool call is never shown
+    mixed: list[str] = []
+    late = AnswerStream(set(), mixed.append)
+    for ch in ("Let me look through your chats for that first. "
+               '{"toolCalls":[{"name":"search_memory","arguments":{"query":"plans with Priya this year"}}]}'):
+        late.feed(ch)
+    assert "".join(mixed) == "Let me look through your chats for that first. "  # nor one after prose
 
 
 # ---- through ChatService and a real OpenAI-compatible server ---------------------------------------

@@ -222,3 +222,17 @@ def test_evidence_with_neighbours_and_the_day(client, service, llm):
     bad = client.get(f"/api/day/{ev['chat_id']}/yesterday")
     assert bad.status_code == 422 and bad.json()["error"]["param"] == "day"
     assert client.get(f"/api/day/nochat/{ev['day']}").json()["messages"] == []
+
+
+def test_a_stream_that_falls_back_after_prose_says_replaced(client, llm):
+    """Prose was streamed, then the reply turned into a broken tool call: the retrieval-only answer
+    follows after a blank line and the last chunk says the answer replaced what was shown."""
+    llm.responder = lambda body: ("Let me look through your chats with Priya for the plans you made together first. "
+                                  '{"toolCalls":[{"name":"search_memory","arguments":{"query":')
+    r = client.post("/v1/chat/completions", json={"stream": True, "messages": [{"role": "user", "content": QUESTION}]})
+    events = [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: {")]
+    content = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e.get("choices"))
+    final = events[-1]["truffle"]
+    assert final["fallback"] == "malformed_output" and final["replaced"]
+    assert content.startswith("Let me look through your chats") and content.endswith("\n\n" + final["answer"])
+    assert '{"toolCalls"' not in content
