@@ -199,7 +199,8 @@ _MONTHS = {m: i for i, ms in enumerate((
 _PHRASES = ((re.compile(r"\bnon[\s\-]*veg(?:etarian)?\b"), "nonvegetarian"), (re.compile(r"\bveg\b"), "vegetarian"),
             (re.compile(r"\bb\.?\s?tech\b"), "btech"), (re.compile(r"['’]s\b"), ""), (re.compile(r"&"), " and "))
 _ALIASES = {"bengaluru": "bangalore", "blr": "bangalore", "bombay": "mumbai", "madras": "chennai",
-            "gf": "girlfriend", "bf": "boyfriend", "fiance": "fiancee", "colour": "color", "favorite": "favourite"}
+            "gf": "girlfriend", "bf": "boyfriend", "fiance": "fiancee", "colour": "color", "favorite": "favourite",
+            "bicycle": "cycle", "specs": "glasses", "spectacles": "glasses"}
 _GENERIC = frozenset({"first", "new", "old", "big", "good", "best", "one", "two", "three"}) | frozenset(_MONTHS)
 
 
@@ -329,11 +330,24 @@ def predicted_from_rows(rows) -> list[Predicted]:
 
 # ---- matching and scoring ----------------------------------------------------------------------------
 
+def attribute_ok(predicate: str, attribute: str) -> bool:
+    """The map above, or, for a predicate the map does not know, the attribute's own name: a generic
+    `manager` ("my manager is Rohit") states `work.manager`, `rent` states `home.rent_share`."""
+    if predicate in ATTRIBUTE_PREDICATES.get(attribute, ()):
+        return True
+    if predicate.startswith("favourite_") and attribute.startswith("preferences.favourite"):
+        return True
+    if predicate in MAPPED_PREDICATES:
+        return False
+    category, _, name = attribute.partition(".")
+    return predicate == name or predicate in name.split("_")
+
+
 def best_match(p: Predicted, annotated: list[Annotated]) -> Annotated | None:
     """The annotated fact `p` states, by attribute map and value alone (see the module doc)."""
     cands = []
     for a in annotated:
-        if a.subject != p.subject or p.predicate not in ATTRIBUTE_PREDICATES.get(a.attribute, ()):
+        if a.subject != p.subject or not attribute_ok(p.predicate, a.attribute):
             continue
         s = value_score(p.predicate, p.value, a.value, ended=p.valid_to is not None)
         if s is None:

@@ -26,7 +26,7 @@ _FILLERS = {
 }
 # loanwords and Hindi nouns the English reader knows under another word
 _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
-          "sharab": "drinking", "daaru": "drinking", "gaadi": "car", "scooty": "scooter", "naukri": "job",
+          "sharab": "alcohol", "daaru": "alcohol", "baje": "", "gaadi": "car", "scooty": "scooter", "naukri": "job",
           "kutta": "dog", "billi": "cat", "driving": "drive", "swimming": "swim", "cooking": "cook",
           "cycling": "cycle", "dancing": "dance", "singing": "sing"}
 _POSTPOSITION = re.compile(r"\b(?:mujhe|maine|main|mein|se|ko|ne|humne)\b", re.I)
@@ -52,7 +52,21 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\bresign\s+(?:kar\s+)?(?:diya|di|kiya)\s*{_V}", "resigned from {o}"),
     (rf"\ballergy\s+(?:hai|h)\b", "am allergic to {o}"),
     (rf"\b(?:nahi|nahin|nai)\s+(?:aati|aata|aate)\b", "cannot {o}"),
+    (rf"\b(?:nahi|nahin|nai)\s+(?:chhod|chod)\s+(?:sakti|sakta|sakte)\b", "eat {o}"),  # "chicken nahi chhod sakti"
     (rf"\bchala\s+(?:sakti|sakta)\s+(?:hu|hoon|hun)\b", "can drive"),
+    (rf"\bkaam\s+(?:karta|karti|karte|kar\s+(?:raha|rahi))\s+(?:hu|hoon|hun)\b", "work at {o}"),
+    (rf"\b(?:job|naukri)\s+(?:mil|lag)\s+(?:gayi|gai|gaya)\b", "joined {o}"),
+    (rf"\bse\s+(?:hi\s+)?(?:hu|hoon|hun)\b", "am from {o}"),
+    (rf"\b(?:shaadi|shadi)\s+(?:ho\s+(?:gayi|gai|gaya)|kar\s+(?:li|liya))\b", "got married to {o}"),
+    (rf"\b(?:engagement|sagai|roka)\s+ho\s+(?:gayi|gai|gaya)\b", "got engaged to {o}"),
+    (rf"\b(?:nahi|nahin)\s+(?:khata|khati|khate)\b", "do not eat {o}"),
+    (rf"\b(?:khata|khati|khate)\s+(?:hu|hoon|hun)\b", "eat {o}"),
+    (rf"\b(?:nahi|nahin)\s+(?:peeta|peeti|pita|piti)\b", "do not drink {o}"),
+    (rf"\b(?:khelta|khelti|khelte)\s+(?:hu|hoon|hun)\b", "play {o}"),
+    (rf"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
+    (rf"\b(?:uthta|uthti|uthte)\s+(?:hu|hoon|hun)\b", "wake up at {o} every day"),
+    (rf"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),
+    (rf"\b(?:ka|ki|ke)\s+(?:bahut\s+)?(?:shauk|shauq)\s+hai\b", "love {o}"),
     (rf"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
     (rf"\b(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b", "am {o}"),  # "29 ki ho gayi main"
     (rf"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
@@ -65,6 +79,9 @@ _PROPOSED = re.compile(r"(?P<name>[A-Z][\w\-]+)\s+ne\s+propose\s+(?:kiya|kar\s+d
 _BLOOD = re.compile(r"\b(?P<g>AB|A|B|O)\s?(?P<s>[+-]|\+ve|-ve|positive|negative)\s+(?:hai\s+)?(?:mera|meri)\b", re.I)
 _HAS = re.compile(r"\b(?P<o>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*)?)\s+(?:hai|h)\s+(?:mujhe|mummy|papa|yaar|bhaiya|didi)\b"
                   r"|(?:^|[.!,]\s*)(?P<o2>[A-Za-z][\w\-]*)\s+(?:hai|h)\b(?=\s*[,.!]|\s+mummy|\s+papa)", re.I)
+_AGE = re.compile(r"\b(?P<n>[2-9]\d)\b(?:\s+(?:saal|years?))?(?:\s+:[a-z_]+:)*\s+(?:\w+\s+)?(?:ki|ka)?\s*ho\s+(?:gayi|gaya|gai)\s+(?:main|hu|hoon)\b", re.I)
+_SLEEP = re.compile(r"\b(?P<t>\d{1,2}(?:[:.]\d{2})?(?:\s?-\s?\d{1,2}(?:[:.]\d{2})?)?)\s+baje\s+(?:tak\s+)?(?:hi\s+)?(?:soti|sota)\s+(?:hu|hoon|hun)\b", re.I)
+_FLAT_IN = re.compile(r"\b(?P<home>\d\s?bhk|flat|pg|studio)\s+in\s+(?P<area>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)", re.I)
 _CONDITIONS = {"pcos", "pcod", "thyroid", "asthma", "diabetes", "migraine", "bp", "sugar", "hypothyroid", "anxiety",
                "acidity", "sinus", "allergy", "arthritis", "insomnia", "anemia"}
 _HABIT_NOUNS = {"meditation", "yoga", "journaling", "workout", "gym", "running", "exercise", "pooja", "puja"}
@@ -80,7 +97,7 @@ def _object(before: str) -> str:
     """The words a verb group takes: back to the clause start, fillers and address words dropped."""
     parts = [p for p in _POSTPOSITION.split(before)]
     for part in reversed(parts):  # the words after the last postposition, else the ones before it
-        kept = [_NOUNS.get(w.lower(), w) for w in _WORD.findall(part) if w.lower() not in _FILLERS]
+        kept = [x for x in (_NOUNS.get(w.lower(), w) for w in _WORD.findall(part) if w.lower() not in _FILLERS) if x]
         if kept:
             return " ".join(kept[-6:])
     return ""
@@ -105,6 +122,12 @@ def gloss(text: str) -> str | None:
         o = (m.group("o") or m.group("o2") or "").split()[-1].lower()
         if o in _CONDITIONS:
             out.append(f"I have {o}.")
+    for m in _AGE.finditer(text):
+        out.append(f"I am {m.group('n')}.")
+    for m in _SLEEP.finditer(text):
+        out.append(f"I sleep at {m.group('t')} every night.")
+    for m in _FLAT_IN.finditer(text):
+        out.append(f"I live in a {m.group('home')} in {m.group('area')}.")
     if re.search(r"\badopt", text, re.I):
         m = re.search(r"\bnaam\s+(?P<n>[A-Z][\w\-]+)\s+rakha", text)
         if m:
@@ -139,14 +162,18 @@ def gloss(text: str) -> str | None:
                 obj = hit
             if not obj:
                 obj = _object(after)
-            if not obj:
+            if not obj and "{o}" in english and not english.startswith(("got ",)):
                 break
+            if english == "am {o}" and re.search(r"(?:ti|ta|te)$", obj.split()[-1].lower()):
+                break  # "... soti hu", "karti hu": a verb's habitual form, not "I am <noun>"
             if english == "am {o}":  # "Acme mein backend developer hoon": a role at a place
                 at = re.search(r"\b([A-Z][\w&\-]*(?:\s+[A-Z][\w&\-]*)?)\s+(?:mein|me)\s+\S", before)
                 if at and at.group(1).lower() not in _FILLERS and at.group(1) not in obj:
                     obj = f"{obj} at {at.group(1)}"
-            negated = bool(re.search(r"\b(?:nahi|nahin|nai|mat)\b", before[-12:], re.I)) and "cannot" not in english
+            negated = bool(re.search(r"\b(?:nahi|nahin|nai|mat)\b", before[-12:], re.I)) \
+                and not re.search(r"cannot|not|dislike", english)
             sentence = ("I " + ("did not " if negated else "") + english.format(o=obj)).strip()
+            sentence = re.sub(r"\s+(?:to|at)\s*$", "", sentence)  # "got married" with no one named
             out.append(sentence.rstrip(".") + ".")
             break
     return " ".join(out) or None

@@ -112,3 +112,20 @@ def test_facts_eval_heldout_run_prints_the_last_line(capsys):
     assert nat.annotated == 167  # every annotated line resolved to a pipeline message
     assert nat.predicted == sum(1 for v in nat.verdict.values()) and nat.found <= nat.found_any <= nat.annotated
     assert f"heldout_recall={nat.recall:.3f}" in lines[-1]
+
+
+def test_a_closed_fact_states_its_ending_and_stems_compare_alike():
+    sold = ann("sold", "vehicles.motorbike", "sold the Enfield", {"m1"})
+    # open: "Enfield" is not "sold the Enfield"; closed (valid_to set): it is
+    assert hf.best_match(pred("p", "vehicle", "Enfield", ["m1"]), [sold]) is None
+    assert hf.best_match(pred("p", "vehicle", "Enfield", ["m1"], valid_to=date(2023, 2, 1)), [sold]) is sold
+    medit = ann("med", "habits.meditation", "meditates every morning", {"m2"})
+    assert hf.best_match(pred("p", "habit", "meditation", ["m2"]), [medit]) is medit
+    assert hf.value_score("age", "29", "29 (turned in March)") == 1.0 and hf.value_score("age", "28", "29") is None
+
+
+def test_a_predicate_the_map_does_not_know_matches_by_the_attribute_name():
+    boss = ann("boss", "work.manager", "Rohit (head of legal)", {"m3"})
+    assert hf.best_match(pred("p", "manager", "Rohit", ["m3"]), [boss]) is boss
+    assert hf.best_match(pred("p", "landlord", "Rohit", ["m3"]), [boss]) is None
+    assert hf.best_match(pred("p", "job", "Rohit", ["m3"]), [boss]) is None  # a mapped predicate keeps its map

@@ -210,3 +210,11 @@ LAUGHS = {"lol", "lmao", "rofl", "haha", "hahaha", "jk", "jokes", "kidding", ":f
 FUTURE_WORDS = {"tomorrow", "next", "soon", "someday", "later", "upcoming"}
 WORK_MODES = {"remote": "remote", "wfh": "remote", "hybrid": "hybrid", "office": "from office",
               "onsite": "from office", "on-site": "from office"}
+# "my <noun> is ..." about something passing, not a property of the person
+TRANSIENT = {"flight", "train", "bus", "cab", "meeting", "call", "plan", "day", "week", "weekend", "mood", "head",
+             "battery", "order", "package", "parcel", "turn", "fault", "problem", "question", "point", "life",
+             "bad", "guess", "bet", "treat", "pleasure", "dream", "luck", "time", "stomach", "back", "mind",
+             "heart", "bill", "ticket", "seat", "slot", "appointment", "exam", "result", "deadline", "laptop",
+             "internet", "wifi", "network", "data", "screen", "place", "room", "thing", "stuff", "side", "way",
+             "answer", "reply", "message", "number", "address", "email", "password", "pin", "otp", "account",
+             "aadhaar", "aadhar", "pan", "passport", "card", "ssn", "upi", "ifsc", "phone", "mobile", "id", "code"}

@@ -213,6 +213,8 @@ def _phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None
                 keep.add(c.i)
     lo, hi = min(keep), max(keep)
     toks = [head.doc[i] for i in range(lo, hi + 1)]
+    if any(_placeholder(t) for t in toks):
+        return None
     # drop determiners/possessives/punctuation that sit inside the range
     words = [t.text for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i)
              and _lower(t) not in ("my", "our", "a", "an", "the")]
@@ -226,16 +228,23 @@ def _phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None
     return v
 
 
+def _placeholder(t: Token) -> bool:
+    """Part of a PII placeholder ("[AADHAAR]", "<PHONE_1>"): never a value."""
+    doc = t.doc
+    return (t.i > 0 and doc[t.i - 1].text[-1:] in "[<{") or (t.i + 1 < len(doc) and doc[t.i + 1].text[:1] in "]>}") \
+        or bool(_REDACTED.search(t.text))
+
+
 def _name(head: Token) -> str | None:
     """A person's or a place's name: the proper-noun run around `head` ("HSR Layout", "Naina Kapoor")."""
-    if not (head.pos_ == "PROPN" or head.text[:1].isupper()):
+    if not (head.pos_ == "PROPN" or head.text[:1].isupper()) or _placeholder(head):
         return None
     if ascii_fold(head.text).lower() in NOT_NAMES or _REDACTED.search(head.text):
         return None
     i, j = head.i, head.i
     doc = head.doc
-    while i - 1 >= head.sent.start and doc[i - 1].text[:1].isupper() and doc[i - 1].pos_ == "PROPN" \
-            and ascii_fold(doc[i - 1].text).lower() not in NOT_NAMES:
+    while i - 1 >= head.sent.start and doc[i - 1].text[:1].isupper() and doc[i - 1].pos_ in ("PROPN", "NOUN") \
+            and i - 1 > head.sent.start and ascii_fold(doc[i - 1].text).lower() not in NOT_NAMES:
         i -= 1
     while j + 1 < head.sent.end and doc[j + 1].text[:1].isupper() and doc[j + 1].pos_ in ("PROPN", "NOUN") \
             and ascii_fold(doc[j + 1].text).lower() not in NOT_NAMES and j - i < 2:
@@ -316,6 +325,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
         if _question(sent):
             continue
         _possessive_statements(sent, out, quoted, laughs)
+        _set_phrases(sent, out)
         for v in sent:
             if v.pos_ not in ("VERB", "AUX") and v.dep_ != "ROOT":
                 continue
@@ -331,6 +341,36 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
             _clause(v, _negated(v), out, laughs)
     _pet_names(doc, out)
     return out.claims
+
+
+_BLOOD = re.compile(r"\bmy\s+blood\s+(?:group|type)\s+(?:is\s+)?(AB|A|B|O)\s?(\+|-|positive|negative|\+ve|-ve)", re.I)
+_MY_X_IS = re.compile(r"\bmy\s+([a-z]{3,})\s+(?:is|was)\s+([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+){0,2})(?=[\s.,!?]|$)")
+_HOME_NOW = re.compile(r"\b([A-Z][\w\-]+(?:\s[A-Z][\w\-]+)?)\s+(?:is|feels\s+like)\s+(?:my\s+)?home\s+now\b")
+_HANDED = re.compile(r"\bI(?:'m|\s+am)\s+(?:\w+\s+)?(left|right)[- ]?handed\b", re.I)
+
+
+def _set_phrases(sent: Span, out: _Out) -> None:
+    """Fixed expressions the small parser splits badly ("B+", "left-handed")."""
+    m = _BLOOD.search(sent.text)
+    if m:
+        sign = "+" if m.group(2).lower() in ("+", "positive", "+ve") else "-"
+        out.add("blood_group", f"{m.group(1).upper()}{sign}", 0.85, "my_blood_group")
+    # "my manager is Rohit" when the small parser misses the copula: the noun, then a capitalized value
+    for m in _MY_X_IS.finditer(sent.text):
+        noun, value = m.group(1).lower(), m.group(2)
+        if noun in L.TRANSIENT or noun in L.PREDICATES or noun in L.ATTRIBUTES or noun in L.FAVOURITE_WORDS \
+                or noun in L.SIBLING_NOUNS or noun in L.PARTNER_NOUNS or noun in L.PARENT_NOUNS or noun in L.PETS:
+            continue
+        if ascii_fold(value.split()[0]).lower() in NOT_NAMES or _REDACTED.search(value):
+            continue
+        if not any(c["rule"] == "parse:my_attribute" and c["predicate"] == noun for c in out.claims):
+            out.add(noun, value, 0.55, "my_attribute")
+    m = _HOME_NOW.search(sent.text)  # "Bombay is home now" ("... will always be home" is where one is from)
+    if m and ascii_fold(m.group(1)).lower() not in NOT_NAMES:
+        out.add("lives_in", m.group(1), 0.7, "home_now")
+    m = _HANDED.search(sent.text)
+    if m and not re.search(r"\bnot\b", sent.text[:m.end()], re.I):
+        out.add("handedness", f"{m.group(1).lower()}-handed", 0.8, "handed")
 
 
 def _goal(v: Token, out: _Out) -> bool:
@@ -366,8 +406,11 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             place = _place(o)
             if place:
                 out.add("lives_in", place, 0.85, lemma)
-            elif _lower(o) in ("pg", "hostel", "flat", "apartment", "studio", "house", "1bhk", "2bhk", "3bhk", "bhk"):
+            elif re.fullmatch(r"pg|hostel|flat|apartment|studio|house|villa|\d?\s?bhk", _lower(o)):
                 out.add("home_type", _phrase(o), 0.7, lemma)
+                where = _prep_obj(o, "in", "at")  # "a 1BHK in Aundh"
+                if where is not None and _place(where):
+                    out.add("lives_in", _place(where), 0.8, lemma)
         w = _prep_obj(v, "with")
         if w is not None and not neg:
             out.add("lives_with", _phrase(w) if w.pos_ != "PROPN" else _name(w), 0.7, f"{lemma}_with")
@@ -375,7 +418,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             out.add("lives_with", "alone", 0.7, "live_alone")
         return
     if lemma in L.MOVE_VERBS:
-        if neg:
+        if neg or dobj is not None:  # "moving the migration to next sprint" moves a thing, not a home
             return
         to = _prep_obj(v, "to", "into")
         frm = _prep_obj(v, "from")
@@ -424,7 +467,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if dobj is not None:
             if _lower(dobj) == "team" or any(_lower(c) == "team" for c in dobj.subtree):
                 out.add("team", _phrase(dobj), 0.7, "join_team")
-            elif _name(dobj) and _lower(dobj) not in ("gym", "group", "class", "call", "meeting"):
+            elif _name(dobj) and _lower(dobj) not in ("gym", "group", "class", "call", "meeting") \
+                    and (v.tag_ in ("VBD", "VBN") or any(_lower(c) in ("'ve", "have", "has") for c in v.children)) \
+                    and dobj.i - v.i <= 3:  # "joined Flipkart", not "Joining in 20 Standup ..."
                 out.add("employer", _name(dobj), 0.75, "join")
                 out.add("started_job", _name(dobj), 0.75, "join")
             elif _lower(dobj) in ("gym", "cult", "club", "class", "classes"):
@@ -459,6 +504,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if neg:
             return
         to = _prep_obj(v, "to", "with")
+        for c in v.children:  # "got engaged to Kunal": the preposition hangs off "engaged"
+            if to is None and c.lemma_ in ("engage", "marry"):
+                to = _prep_obj(c, "to", "with")
         status = "married" if lemma in ("marry", "wed") or any(c.lemma_ == "marry" for c in v.children) else "engaged"
         partner = _name(to) if to is not None else None
         if partner is None:
@@ -485,6 +533,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     # ---- tastes -----------------------------------------------------------------------------------
     if lemma in L.LIKE_VERBS | L.DISLIKE_VERBS:
         target = dobj or next(iter(_children(v, "xcomp", "ccomp")), None)
+        if target is None and v.i + 1 < v.sent.end:  # the small parser sometimes drops "trekking" as punct
+            nxt = v.doc[v.i + 1]
+            target = nxt if nxt.tag_ in ("VBG", "NN", "NNS", "NNP") and nxt.is_alpha else None
         if target is None:
             return
         dislike = (lemma in L.DISLIKE_VERBS) != neg
@@ -591,9 +642,11 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if lemma == "get" and not neg and _prep_obj(v, "into") is not None:  # "I've gotten really into birding"
         out.add("likes", _phrase(_prep_obj(v, "into")), 0.65, "get_into")
         return
-    if lemma == "call" and not neg and any(_lower(c) == "me" for c in v.children):
-        n = next((c for c in v.children if c.dep_ in ("oprd", "xcomp", "attr", "npadvmod", "dobj") and _lower(c) != "me"), None)
-        if n is not None and _name(n):
+    if lemma == "call" and not neg and v.i + 2 < v.sent.end and _lower(v.doc[v.i + 1]) == "me":
+        n = v.doc[v.i + 2]  # "call me Mehu": the name right after "me", in the same sentence
+        after = v.doc[v.i + 3] if v.i + 3 < v.sent.end else None
+        if n.is_alpha and n.text[:1].isupper() and n.pos_ in ("PROPN", "NOUN") and _name(n) \
+                and (after is None or after.is_punct or after.pos_ in ("CCONJ", "PUNCT")):
             out.add("nickname", _name(n), 0.75, "call_me")
         return
     if lemma in ("get", "do", "have") and dobj is not None and _lower(dobj) in L.BODY_MARKS and not neg \
@@ -695,6 +748,8 @@ def _possession(v: Token, o: Token, out: _Out, lemma: str) -> bool:
         return False
     if lemma in ("get", "have") and v.tag_ not in ("VBD", "VBN", "VBP", "VBZ"):
         return False
+    if lemma in ("get", "bring", "have") and not any(t.pos_ == "PROPN" or t.like_num for t in o.subtree):
+        return False  # "got a new laptop" at work says little; "got an iPhone 13" names the thing
     val = _phrase(o, max_words=6) or o.text
     out.add(kind, val, 0.7, f"{lemma}_{kind}")
     return True
@@ -893,10 +948,17 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
                 out.add("language", f"{comp.text} {t.text}", 0.7, "my_language")
             elif low in L.SIBLING_NOUNS or low in L.PARTNER_NOUNS or low in L.PETS or low in L.PARENT_NOUNS:
                 pass  # "my sister is a doctor": a fact about her
+            elif t.pos_ == "NOUN" and t.lemma_.lower() not in L.TRANSIENT and t.lemma_.lower() not in L.PREDICATES and comp.pos_ in ("NOUN", "PROPN", "NUM") \
+                    and not _pronoun_value(comp) and t.lemma_.isalpha():
+                # any other "my <thing> is <value>" ("my manager is Rohit"): filed under the thing's name,
+                # below the profile's cut until it is said again
+                out.add(t.lemma_.lower(), _name(comp) or _phrase(comp), 0.55, "my_attribute")
             continue
         # "<Name>, my sister" / "my sister Ria" / "my dog Bruno" / "my girlfriend Naina"
         name_tok = next((c for c in t.children if c.dep_ in ("appos", "compound", "npadvmod", "flat")
                          and c.pos_ == "PROPN" and c.i > t.i), None)
+        if name_tok is None and t.dep_ == "compound" and t.head.i == t.i + 1 and t.head.text[:1].isupper():
+            name_tok = t.head  # "my pet Mishti" parsed with the name as head
         if name_tok is None and t.i + 1 < sent.end and sent.doc[t.i + 1].pos_ == "PROPN":
             name_tok = sent.doc[t.i + 1]
         if name_tok is None and t.dep_ == "attr" and t.head.lemma_ == "be":

@@ -10,6 +10,8 @@ import re
 import unicodedata
 from datetime import date
 
+from truffle_assets.memory.facts.lexicon import ROLE_NOUNS
+
 _STOP = {"a", "an", "the", "my", "our", "to", "for", "of", "at", "in", "on", "and", "as", "with", "is", "mein",
          "me", "ka", "ki", "ke", "se", "hai", "this", "that", "his", "her", "its"}
 
@@ -43,7 +45,7 @@ def compatible(a: str, b: str) -> bool:
     ta, tb = value_tokens(a), value_tokens(b)
     if (ta ^ tb) & _NEGATORS:  # "vegetarian" vs "non-vegetarian": opposites, not a refinement
         return False
-    if (ta ^ tb) & _RANKS:  # "data engineer" -> "senior data engineer" is a promotion, not a refinement
+    if (ta ^ tb) & _RANKS and ta & tb & ROLE_NOUNS:  # "data engineer" -> "senior data engineer" is a promotion
         return False
     return bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
 

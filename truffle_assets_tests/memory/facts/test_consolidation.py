@@ -188,3 +188,34 @@ def test_facts_as_of_edges():
     assert held(D1.date()) == ["Kochi", "Pune"]  # valid_from is inclusive
     assert held(D2.date()) == ["Bengaluru", "Kochi"]  # valid_to is exclusive: the successor holds that day
     assert held(D2) == held(D2.date())  # a datetime means its day
+
+
+def test_an_ending_closes_the_fact_and_links_what_replaced_it():
+    t = datetime(2023, 3, 1, 9)
+    df = messages([
+        (USER, "I work at Infosys", t),
+        (USER, "Handed in my notice today", t + timedelta(days=30)),
+        (USER, "Joined Flipkart today, new laptop and all", t + timedelta(days=90)),
+        (USER, "We relocated from Kochi to Hyderabad", t + timedelta(days=95)),
+    ])
+    f = consolidate(extract_claims(df))
+    emp = f.filter(pl.col("predicate") == "employer").sort("first_seen_at")
+    assert emp["value"].to_list() == ["Infosys", "Flipkart"]
+    old, new = emp.row(0, named=True), emp.row(1, named=True)
+    assert old["valid_to"] == (t + timedelta(days=30)).date()  # the notice, not the new job, ended it
+    assert old["superseded_by"] == new["id"] and new["valid_to"] is None
+    assert sorted(old["evidence_message_ids"]) == ["m0", "m1"]
+    lives = f.filter(pl.col("predicate") == "lives_in").sort("first_seen_at")
+    kochi = lives.filter(pl.col("value") == "Kochi").row(0, named=True)
+    hyd = lives.filter(pl.col("value") == "Hyderabad").row(0, named=True)
+    assert kochi["valid_to"] == hyd["valid_from"] == (t + timedelta(days=95)).date()
+    assert kochi["superseded_by"] == hyd["id"] and hyd["valid_to"] is None
+
+
+def test_the_opposite_state_supersedes():
+    t = datetime(2022, 1, 1, 9)
+    df = messages([(USER, "I can't swim", t), (USER, "finally I can swim now!", t + timedelta(days=200))])
+    f = consolidate(extract_claims(df)).filter(pl.col("predicate") == "skill").sort("first_seen_at")
+    assert f["value"].to_list() == ["cannot swim", "can swim"]
+    assert f["valid_to"].to_list() == [(t + timedelta(days=200)).date(), None]
+    assert f["superseded_by"][0] == f["id"][1]

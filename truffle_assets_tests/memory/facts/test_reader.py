@@ -112,3 +112,18 @@ def test_hinglish_reaches_the_same_reader():
     assert ("lives_in", "Indore") in got("Indore shift ho gaye hum")
     assert ("skill", "cannot swim") in got("mujhe swimming nahi aati")
     assert got("Riya ko pasand hai momos") == set()  # someone else likes them
+
+
+def test_two_slot_hinglish_clauses():
+    assert ("lives_in", "Wakad") in got("Wakad mein 2BHK liya hai humne")
+    assert ("home_type", "2BHK") in got("Wakad mein 2BHK liya hai humne")
+    assert ("partner", "Kunal") in got("Kunal ne propose kiya aaj!! maine haan bol diya")
+    assert ("blood_group", "O+") in got("O+ hai mera. aapka kya hai?")
+    assert ("age", "27") in got("27 ki ho gayi main aaj")
+    assert got("agar Kunal ne propose kiya toh haan bolungi") == set()  # supposed, not done
+
+
+def test_fixed_expressions_the_parser_splits():
+    assert ("handedness", "left-handed") in got("btw I'm left-handed, hence the smudges")
+    assert ("blood_group", "AB-") in got("my blood group is AB negative")
+    assert ("lives_in", "Kolkata") in got("Kolkata is home now")
