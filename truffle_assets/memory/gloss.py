@@ -27,7 +27,8 @@ _FILLERS = {
 # loanwords and Hindi nouns the English reader knows under another word
 _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
           "sharab": "alcohol", "daaru": "alcohol", "baje": "", "gaadi": "car", "scooty": "scooter", "naukri": "job",
-          "kutta": "dog", "billi": "cat", "driving": "drive", "swimming": "swim", "cooking": "cook",
+          "kutta": "dog", "billi": "cat", "anda": "eggs", "ande": "eggs", "anday": "eggs", "murga": "chicken",
+          "machli": "fish", "chashma": "glasses", "chashme": "glasses", "driving": "drive", "swimming": "swim", "cooking": "cook",
           "cycling": "cycle", "dancing": "dance", "singing": "sing"}
 _POSTPOSITION = re.compile(r"\b(?:mujhe|maine|main|mein|se|ko|ne|humne)\b", re.I)
 _SUBJECT = r"(?:main|mai|maine|mujhe|hum|humne|mein)"
@@ -68,6 +69,10 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),
     (rf"\b(?:ka|ki|ke)\s+(?:bahut\s+)?(?:shauk|shauq)\s+hai\b", "love {o}"),
     (rf"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
+    (rf"\bban\s+(?:gayi|gaya|gai)\b(?!\s+(?:tha|thi))", "became {o}"),  # "Lead Engineer ban gaya"
+    (rf"\b(?:khane|khana)\s+(?:lag|shuru\s+kar)\s*(?:gayi|gaya|gai|diya|di|liya)?\b", "started eating {o}"),
+    (rf"\bkarwa\s+(?:liya|li|lia)\b", "got {o}"),  # "LASIK karwa liya"
+    (rf"\b(?:ka|ki)\s+offer\s+(?:mila|mil\s+gaya|aa\s+gaya|aaya)\b", "got an offer from {o}"),
     (rf"\b(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b", "am {o}"),  # "29 ki ho gayi main"
     (rf"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
     (rf"\b(?:hu|hoon|hun)\b", "am {o}"),  # "hu" is first person singular: the subject is implied
@@ -79,7 +84,8 @@ _PROPOSED = re.compile(r"(?P<name>[A-Z][\w\-]+)\s+ne\s+propose\s+(?:kiya|kar\s+d
 _BLOOD = re.compile(r"\b(?P<g>AB|A|B|O)\s?(?P<s>[+-]|\+ve|-ve|positive|negative)\s+(?:hai\s+)?(?:mera|meri)\b", re.I)
 _HAS = re.compile(r"\b(?P<o>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*)?)\s+(?:hai|h)\s+(?:mujhe|mummy|papa|yaar|bhaiya|didi)\b"
                   r"|(?:^|[.!,]\s*)(?P<o2>[A-Za-z][\w\-]*)\s+(?:hai|h)\b(?=\s*[,.!]|\s+mummy|\s+papa)", re.I)
-_AGE = re.compile(r"\b(?P<n>[2-9]\d)\b(?:\s+(?:saal|years?))?(?:\s+:[a-z_]+:)*\s+(?:\w+\s+)?(?:ki|ka)?\s*ho\s+(?:gayi|gaya|gai)\s+(?:main|hu|hoon)\b", re.I)
+_AGE = re.compile(r"\b(?P<n>[2-9]\d)\b(?:\s+(?:saal|years?))?(?:\s+:[a-z_]+:)*\s+(?:\w+\s+)?(?:(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b|"
+                  r"ho\s+(?:gayi|gaya|gai)\s+(?:main|hu|hoon)\b)", re.I)
 _SLEEP = re.compile(r"\b(?P<t>\d{1,2}(?:[:.]\d{2})?(?:\s?-\s?\d{1,2}(?:[:.]\d{2})?)?)\s+baje\s+(?:tak\s+)?(?:hi\s+)?(?:soti|sota)\s+(?:hu|hoon|hun)\b", re.I)
 _FLAT_IN = re.compile(r"\b(?P<home>\d\s?bhk|flat|pg|studio)\s+in\s+(?P<area>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)", re.I)
 _CONDITIONS = {"pcos", "pcod", "thyroid", "asthma", "diabetes", "migraine", "bp", "sugar", "hypothyroid", "anxiety",
@@ -166,7 +172,7 @@ def gloss(text: str) -> str | None:
                 break
             if english == "am {o}" and re.search(r"(?:ti|ta|te)$", obj.split()[-1].lower()):
                 break  # "... soti hu", "karti hu": a verb's habitual form, not "I am <noun>"
-            if english == "am {o}":  # "Acme mein backend developer hoon": a role at a place
+            if english in ("am {o}", "became {o}"):  # "Acme mein backend developer hoon": a role at a place
                 at = re.search(r"\b([A-Z][\w&\-]*(?:\s+[A-Z][\w&\-]*)?)\s+(?:mein|me)\s+\S", before)
                 if at and at.group(1).lower() not in _FILLERS and at.group(1) not in obj:
                     obj = f"{obj} at {at.group(1)}"

@@ -61,7 +61,8 @@ def _speaker_is_subject(v: Token) -> bool:
     if not subs:
         # chat ellipsis: "Moved to Pune last week", "Handed in my notice" (a sentence-initial verb)
         if v.dep_ in ("ROOT", "advcl", "ccomp") and v.tag_ in ("VBD", "VBN", "VBG", "VB", "VBP", "VBZ"):
-            first = next((t for t in v.sent if not t.is_punct and t.dep_ not in ("intj", "advmod", "discourse")), v)
+            first = next((t for t in v.sent if not t.is_punct
+                          and t.dep_ not in ("intj", "advmod", "discourse", "aux", "auxpass", "neg")), v)
             return first.i >= v.i and not v.sent.text.rstrip().endswith("?")
         return False
     s = subs[0]
@@ -345,6 +346,10 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
 
 _BLOOD = re.compile(r"\bmy\s+blood\s+(?:group|type)\s+(?:is\s+)?(AB|A|B|O)\s?(\+|-|positive|negative|\+ve|-ve)", re.I)
 _MY_X_IS = re.compile(r"\bmy\s+([a-z]{3,})\s+(?:is|was)\s+([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+){0,2})(?=[\s.,!?]|$)")
+_LASIK = re.compile(r"\b(?:got|had|did|done\s+with)\s+(?:my\s+|the\s+)?(?:lasik|laser\s+eye)|\blasik\s+(?:done|karwa)", re.I)
+_WORK_MODE = re.compile(r"\b(?:I(?:'m|\s+am)|we(?:'re|\s+are)|I)\s+(?:now\s+|mostly\s+|currently\s+)?(?:\w+\s+)?"
+                        r"(fully\s+remote|remote|hybrid|wfh|work\s+from\s+home|back\s+to\s+office|work\s+from\s+office)\b",
+                        re.I)
 _HOME_NOW = re.compile(r"\b([A-Z][\w\-]+(?:\s[A-Z][\w\-]+)?)\s+(?:is|feels\s+like)\s+(?:my\s+)?home\s+now\b")
 _HANDED = re.compile(r"\bI(?:'m|\s+am)\s+(?:\w+\s+)?(left|right)[- ]?handed\b", re.I)
 
@@ -365,6 +370,14 @@ def _set_phrases(sent: Span, out: _Out) -> None:
             continue
         if not any(c["rule"] == "parse:my_attribute" and c["predicate"] == noun for c in out.claims):
             out.add(noun, value, 0.55, "my_attribute")
+    if _LASIK.search(sent.text) and not re.search(r"\b(?:if|maybe|might|will|thinking|plan)\b", sent.text, re.I):
+        out.add("eyesight", "LASIK", 0.75, "lasik")
+    m = _WORK_MODE.search(sent.text)
+    if m and not re.search(r"\b(?:not|no longer|if|maybe|might|will|next)\b", sent.text, re.I):
+        mode = m.group(1).lower()
+        out.add("work_mode", {"wfh": "remote", "work from home": "remote", "fully remote": "remote",
+                              "back to office": "from office", "work from office": "from office"}.get(mode, mode),
+                0.65, "work_mode")
     m = _HOME_NOW.search(sent.text)  # "Bombay is home now" ("... will always be home" is where one is from)
     if m and ascii_fold(m.group(1)).lower() not in NOT_NAMES:
         out.add("lives_in", m.group(1), 0.7, "home_now")
@@ -396,8 +409,18 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     lemma = v.lemma_.lower()
     dobj = next(iter(_children(v, "dobj")), None)
     # ---- be + complement: identity, diet, allergies, age, status ---------------------------------
-    if lemma == "be" or v.pos_ == "AUX" and v.dep_ == "ROOT":
+    if lemma in ("be", "become") or v.pos_ == "AUX" and v.dep_ == "ROOT":
         _copula(v, neg, out, laughs)
+        return
+    if lemma == "promote" and not neg:  # "got promoted to staff engineer"
+        to = _prep_obj(v, "to", "as")
+        if to is not None and _role(to):
+            out.add("job", _role(to), 0.8, "promoted")
+        return
+    if lemma in ("get", "receive", "accept", "have") and dobj is not None and _lower(dobj) == "offer" and not neg:
+        frm = _prep_obj(dobj, "from", "at") or _prep_obj(v, "from", "at")
+        if frm is not None and _name(frm):
+            out.add("offer", _name(frm), 0.65, "offer")
         return
     # ---- home -----------------------------------------------------------------------------------
     if lemma in L.LIVE_VERBS:
@@ -437,8 +460,13 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             if place:
                 out.add("lives_in", place, 0.8, "move_to")
                 out.add("moved", place, 0.8, "move_to")
+            elif _lower(to) == "team":  # "moved to the payments team"
+                out.add("team", _phrase(to), 0.7, "move_team")
             elif _lower(to) in ("pg", "hostel", "flat", "apartment", "house", "bhk", "2bhk", "1bhk", "3bhk", "place"):
                 out.add("home_type", _phrase(to), 0.6, "move_into")
+        w = _prep_obj(v, "with")
+        if w is not None and any(_lower(c) == "in" for c in v.children) and _name(w):
+            out.add("lives_with", _name(w), 0.7, "move_in_with")  # "moved in with Naina"
         return
     # ---- work -----------------------------------------------------------------------------------
     if lemma == "work" and not neg:
@@ -936,6 +964,10 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
             elif attr in ("height", "weight", "age", "rent"):
                 out.add(attr if attr != "weight" else "condition", _measure(t.head) if attr != "weight" else
                         "weight " + (_measure(t.head) or ""), 0.7, f"my_{attr}")
+            elif attr == "office":
+                where = _prep_obj(t.head, "in", "at")
+                if where is not None and _place(where):
+                    out.add("office", _place(where), 0.7, "my_office")
             elif attr == "internship":
                 if _name(comp):
                     out.add("internship", _name(comp), 0.75, "my_internship")

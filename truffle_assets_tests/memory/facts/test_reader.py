@@ -127,3 +127,19 @@ def test_fixed_expressions_the_parser_splits():
     assert ("handedness", "left-handed") in got("btw I'm left-handed, hence the smudges")
     assert ("blood_group", "AB-") in got("my blood group is AB negative")
     assert ("lives_in", "Kolkata") in got("Kolkata is home now")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Got promoted to principal engineer!!", ("job", "principal engineer")),
+    ("got an offer from Zepto today", ("offer", "Zepto")),
+    ("moved to the growth team this sprint", ("team", "growth team")),
+    ("moved in with Rhea last weekend", ("lives_with", "Rhea")),
+    ("my office is in Whitefield now", ("office", "Whitefield")),
+    ("I'm fully remote now", ("work_mode", "remote")),
+    ("finally got LASIK done, bye specs", ("eyesight", "LASIK")),
+    ("Zepto mein Product Manager ban gayi", ("job", "Product Manager")),
+    ("ab ande khane lag gayi hu", ("diet", "eggetarian")),
+    ("31 ki ho gayi main", ("age", "31")),
+])
+def test_work_home_and_body_changes(text, expected):
+    assert expected in got(text), got(text)
