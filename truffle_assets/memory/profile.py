@@ -2,7 +2,8 @@
 
 `build_profile(facts, user, generated_at)` keeps facts that hold now (valid_to null) with confidence
 >= min_confidence, groups them by category (each with its fact id and how many messages support
-it), adds a short "previously" list of superseded/ended facts, and trims lowest-confidence facts
+it), adds a short "previously" list of superseded/ended facts and the people the user writes to
+most in one-to-one chats (`closest_people`), and trims lowest-confidence facts
 until the JSON's token estimate (characters / 4) fits `max_tokens`.
 `write_profile(path, profile)` writes it atomically (temp file + os.replace) with a `content_hash`
 over everything but the timestamp, and a `version` that goes up only when that content changes.
@@ -48,9 +49,32 @@ def _entry(f: dict) -> dict:
     return e
 
 
+PEOPLE_MAX = 5
+# who the user writes to most in one-to-one chats: a relationship no message states
+CLOSEST_PEOPLE_SQL = """
+WITH pair AS (
+  SELECT chat_id FROM messages WHERE kind = 'message' AND author IS NOT NULL
+  GROUP BY chat_id HAVING COUNT(DISTINCT author) FILTER (WHERE NOT is_user) = 1
+     AND COUNT(*) FILTER (WHERE is_user) > 0
+)
+SELECT any_value(m.author) FILTER (WHERE NOT m.is_user) AS name, m.chat_id,
+       COUNT(*) FILTER (WHERE m.is_user) AS your_messages, MAX(m.ts) AS last_message_at
+FROM messages m JOIN pair USING (chat_id) WHERE m.kind = 'message'
+GROUP BY m.chat_id ORDER BY your_messages DESC, m.chat_id LIMIT ?
+"""
+
+
+def closest_people(rows: list[tuple]) -> list[dict]:
+    """CLOSEST_PEOPLE_SQL rows -> profile entries with each person's share of the user's 1:1 messages."""
+    total = sum(r[2] for r in rows) or 1
+    return [{"name": name, "chat_id": chat, "your_messages": int(n), "share": round(n / total, 3),
+             "last_message_at": _iso(last)} for name, chat, n, last in rows if name]
+
+
 def build_profile(facts: pl.DataFrame, user: str | None, generated_at: datetime, max_tokens: int = 5000,
-                  min_confidence: float = 0.6) -> dict:
-    """Current confident facts by category + a short 'previously' list, within `max_tokens` (chars/4)."""
+                  min_confidence: float = 0.6, people: list[dict] | None = None) -> dict:
+    """Current confident facts by category + a short 'previously' list + the people the user writes to
+    most, within `max_tokens` (chars/4)."""
     rows = facts.to_dicts() if facts.height else []
     if user is not None:
         rows = [f for f in rows if f["subject"] == user]
@@ -75,7 +99,8 @@ def build_profile(facts: pl.DataFrame, user: str | None, generated_at: datetime,
         ordered = {c: cats[c] for c in CATEGORIES if c in cats}
         ordered.update({c: v for c, v in sorted(cats.items()) if c not in CATEGORIES})
         prof = {"user": user, "generated_at": generated_at.isoformat(), "facts": ordered,
-                "previously": previously, "n_facts": len(cur), "token_estimate": 0}
+                "previously": previously, "people": list(people or [])[:PEOPLE_MAX], "n_facts": len(cur),
+                "token_estimate": 0}
         prof["token_estimate"] = estimate_tokens(prof) + 2  # + the digits of the estimate itself
         return prof
 

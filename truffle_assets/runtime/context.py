@@ -126,6 +126,9 @@ def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
             line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {e.get('id')}{since})"
             out.append(_Entry((1, float(e.get("confidence") or 0.0), -n), (1, n), line))
             n += 1
+    for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one
+        line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
+        out.append(_Entry((0, 0.5, -k), (1, n + k), line))
     for j, p in enumerate(profile.get("previously") or []):
         line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {p.get('id')})"
         out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously"))

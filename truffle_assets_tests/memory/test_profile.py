@@ -112,3 +112,25 @@ def test_profile_from_extracted_facts():
     assert [e["value"] for e in p["facts"]["home"]] == ["Mumbai"]
     assert [e["value"] for e in p["facts"]["relationship"]] == ["Kabir"]
     assert [x["value"] for x in p["previously"]] == ["Pune"]
+
+
+def test_the_people_the_user_writes_to_most(tmp_path):
+    import duckdb
+
+    from truffle_assets.memory.profile import CLOSEST_PEOPLE_SQL, closest_people
+
+    con = duckdb.connect(str(tmp_path / "m.duckdb"))
+    con.execute("CREATE TABLE messages (id VARCHAR, chat_id VARCHAR, author VARCHAR, is_user BOOLEAN, kind VARCHAR,"
+                " ts TIMESTAMP)")
+    t = datetime(2024, 1, 1, 9)
+    rows = [(f"d{i}", "didi", USER, True, "message", t) for i in range(6)] + [("d9", "didi", "Asha", False, "message", t)]
+    rows += [(f"s{i}", "sid", USER, True, "message", t) for i in range(3)] + [("s9", "sid", "Sid", False, "message", t)]
+    rows += [("x1", "sid", None, False, "system", t)]  # a system line is nobody
+    rows += [(f"g{i}", "group", USER, True, "message", t) for i in range(20)]  # a group is no one person
+    rows += [("g21", "group", "A", False, "message", t), ("g22", "group", "B", False, "message", t)]
+    con.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)", rows)
+    people = closest_people(con.execute(CLOSEST_PEOPLE_SQL, [5]).fetchall())
+    assert [(p["name"], p["your_messages"]) for p in people] == [("Asha", 6), ("Sid", 3)]
+    assert abs(people[0]["share"] - 6 / 9) < 1e-3
+    p = build_profile(sample(), USER, NOW, people=people)
+    assert [x["name"] for x in p["people"]] == ["Asha", "Sid"]

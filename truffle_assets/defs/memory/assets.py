@@ -26,7 +26,14 @@ from truffle_assets.memory.facts.consolidation import consolidate
 from truffle_assets.memory.facts.extraction import extract_claims
 from truffle_assets.memory.tables import TABLES
 from truffle_assets.pii import redact_messages, redact_text
-from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
+from truffle_assets.memory.profile import (
+    CLOSEST_PEOPLE_SQL,
+    PEOPLE_MAX,
+    build_profile,
+    closest_people,
+    estimate_tokens,
+    write_profile,
+)
 from truffle_assets.memory.rosetta import english_tier, normalize_messages
 from truffle_assets.memory.salience import salience_histogram_png, score_episodes, term_document_counts
 from truffle_assets.memory.summaries import rollups as build_rollups
@@ -409,8 +416,9 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
         all_facts = store.read_frame(con, "SELECT * FROM facts")
         user = exports.user_name or store.stored_user(con)  # an explicit name still wins
         inputs = stage_days.stage_digest(con, "facts")
+        people = closest_people(con.execute(CLOSEST_PEOPLE_SQL, [PEOPLE_MAX]).fetchall())
     snapshot = build_profile(all_facts, user, datetime.now().replace(microsecond=0),
-                             max_tokens=config.max_tokens, min_confidence=config.min_confidence)
+                             max_tokens=config.max_tokens, min_confidence=config.min_confidence, people=people)
     path = published.path("profile.json")
     written = write_profile(path, snapshot)
     # every fact, current and superseded, for the runtime's memory inspector (it never opens DuckDB)
