@@ -218,3 +218,9 @@ TRANSIENT = {"flight", "train", "bus", "cab", "meeting", "call", "plan", "day", 
              "internet", "wifi", "network", "data", "screen", "place", "room", "thing", "stuff", "side", "way",
              "answer", "reply", "message", "number", "address", "email", "password", "pin", "otp", "account",
              "aadhaar", "aadhar", "pan", "passport", "card", "ssn", "upi", "ifsc", "phone", "mobile", "id", "code"}
+# bought, but not a possession worth remembering
+CONSUMABLES = {"ticket", "grocery", "groceries", "food", "vegetable", "milk", "gift", "stuff", "thing", "medicine",
+               "coffee", "snack", "lunch", "dinner", "breakfast", "pizza", "cake", "flower", "book", "tickets",
+               "pass", "subscription", "recharge", "plan", "insurance", "dress", "shirt", "top", "jeans", "ice",
+               "cream", "chocolate", "sweet", "mithai", "fruit", "bread", "egg", "water", "beer", "wine", "drink",
+               "one", "lot", "bunch", "couple", "pair", "some", "something"}

@@ -195,7 +195,8 @@ def _phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None
                 if c.dep_ == "poss" and c.pos_ == "PRON":
                     continue
                 if c.dep_ == "amod" and _lower(c) in ("new", "old", "own", "current", "latest", "whole",
-                                                       "little", "big", "dear", "sweet", "favourite", "favorite"):
+                                                       "little", "big", "dear", "sweet", "favourite", "favorite",
+                                                       "proper", "good", "nice", "great", "cheap", "fancy", "real"):
                     if not (c.dep_ == "amod" and head.pos_ == "PROPN"):
                         continue
                 if _lower(c) in _TIMEWORDS:
@@ -217,11 +218,13 @@ def _phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None
     if any(_placeholder(t) for t in toks):
         return None
     # drop determiners/possessives/punctuation that sit inside the range
-    words = [t.text for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i)
-             and _lower(t) not in ("my", "our", "a", "an", "the")]
-    if not words or len(words) > max_words:
+    kept = [t for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i)
+            and _lower(t) not in ("my", "our", "a", "an", "the") and (t.i in keep or t.dep_ not in ("amod",))]
+    if not kept or len(kept) > max_words:
         return None
-    v = " ".join(words).strip(" -,.'’")
+    # the words as written ("10K" stays one word though the tokenizer split it)
+    v = "".join(t.text_with_ws if i + 1 < len(kept) and kept[i + 1].i == t.i + 1 else t.text + " "
+                for i, t in enumerate(kept)).strip(" -,.'’")
     v = re.sub(r"\s+([’']s)\b", r"\1", v)
     if not v or _REDACTED.search(v) or _lower(head) in NOT_NAMES | {"it", "this", "that", "something", "one",
                                                                    "everything", "anything", "lot", "bit", "lots"}:
@@ -328,7 +331,9 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
         _possessive_statements(sent, out, quoted, laughs)
         _set_phrases(sent, out)
         for v in sent:
-            if v.pos_ not in ("VERB", "AUX") and v.dep_ != "ROOT":
+            # the small parser tags some gerund clauses as nouns ("..., training for the 10K")
+            gerund = v.dep_ in ("advcl", "conj", "xcomp") and _lower(v).endswith("ing")
+            if v.pos_ not in ("VERB", "AUX") and v.dep_ != "ROOT" and not gerund:
                 continue
             if not _speaker_is_subject(v):
                 continue
@@ -389,7 +394,7 @@ def _set_phrases(sent: Span, out: _Out) -> None:
 def _goal(v: Token, out: _Out) -> bool:
     """"I want to run a full marathon", "training for a half marathon", "my aim is ..." (a goal is a fact)."""
     lemma = v.lemma_
-    if lemma == "train":
+    if lemma == "train" or _lower(v) == "training":
         o = _prep_obj(v, "for")
         if o is not None and not _negated(v) and not _hypothetical(v):
             out.add("goal", _phrase(o), 0.75, "train_for")
@@ -606,7 +611,10 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         return
     if lemma in ("buy", "purchase", "own", "upgrade", "switch", "bring", "gift") and not neg:
         for o in (_conjoined(dobj) if dobj is not None else []):
-            _possession(v, o, out, lemma)
+            if not _possession(v, o, out, lemma) and lemma in ("buy", "purchase", "own") and o.pos_ == "NOUN" \
+                    and not any(c.dep_ == "nummod" for c in o.children) \
+                    and o.lemma_.lower() not in L.CONSUMABLES and not _pronoun_value(o) and v.tag_ in ("VBD", "VBN", "VBP"):
+                out.add("possession", _phrase(o), 0.6, f"{lemma}_thing")  # "bought binoculars": a durable thing
         to = _prep_obj(v, "to")
         if lemma in ("upgrade", "switch") and to is not None:
             _possession(v, to, out, lemma)
@@ -825,6 +833,11 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             for t in (_conjoined(o) if o is not None else []):
                 if not neg:
                     out.add("allergy", _phrase(t), 0.85, "allergic")
+            return
+        if lemma in ("asleep", "awake", "up") and not neg:  # "I'm asleep by 11 these days"
+            t = _prep_obj(c, "by", "at", "till", "until") or _prep_obj(v, "by", "at", "till", "until")
+            if t is not None and (t.like_num or re.match(r"\d", t.text)):
+                out.add("sleep", f"{'asleep' if lemma == 'asleep' else 'up'} by {t.text}", 0.6, "asleep_by")
             return
         if lemma in ("afraid", "scared", "terrified") and not neg:
             o = _prep_obj(c, "of")
