@@ -97,6 +97,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
             clusters.extend(_coexisting(subject, predicate, cs))
 
     _close_goals(clusters)
+    _close_with_employer(clusters)
     _drop_home_trips(clusters)
     return _to_frame(clusters)
 
@@ -212,6 +213,23 @@ def _close_goals(clusters: list[_Cluster]) -> None:
                 g.valid_to = d.claims[0]["ts"].date()
                 g.superseded_by = d
                 break
+
+
+# What belongs to a job ends with it: leaving Zoho ends the Zoho title, team, office and work mode,
+# even when no new title is ever stated ("where do I work now?" must not answer the old title).
+_WITH_EMPLOYER = ("job", "team", "office", "work_mode")
+
+
+def _close_with_employer(clusters: list[_Cluster]) -> None:
+    employers = [k for k in clusters if k.predicate == "employer" and k.valid_to is not None]
+    for k in clusters:
+        if k.predicate not in _WITH_EMPLOYER or k.valid_to is not None:
+            continue
+        said = min(c["ts"] for c in k.claims).date()
+        ended = [e for e in employers if e.subject == k.subject and said < e.valid_to
+                 and (e.valid_from is None or e.valid_from <= said)]
+        if ended:
+            k.valid_to = min(e.valid_to for e in ended)
 
 
 def _drop_home_trips(clusters: list[_Cluster]) -> None:

@@ -219,3 +219,20 @@ def test_the_opposite_state_supersedes():
     assert f["value"].to_list() == ["cannot swim", "can swim"]
     assert f["valid_to"].to_list() == [(t + timedelta(days=200)).date(), None]
     assert f["superseded_by"][0] == f["id"][1]
+
+
+def test_leaving_a_job_ends_its_title_team_and_office():
+    t = datetime(2022, 1, 10, 9)
+    df = messages([
+        (USER, "I work at Infosys", t),
+        (USER, "I'm a senior analyst, in the risk team", t + timedelta(days=2)),
+        (USER, "my office is in Whitefield", t + timedelta(days=3)),
+        (USER, "Handed in my notice today", t + timedelta(days=300)),
+        (USER, "Joined Flipkart today", t + timedelta(days=330)),
+    ])
+    f = consolidate(extract_claims(df))
+    current = f.filter(pl.col("valid_to").is_null())
+    assert set(current["predicate"]) >= {"employer"} and current.filter(pl.col("predicate") == "employer")["value"].to_list() == ["Flipkart"]
+    for pred in ("job", "office"):
+        old = f.filter(pl.col("predicate") == pred)
+        assert old.height == 1 and old["valid_to"][0] == (t + timedelta(days=300)).date(), pred
