@@ -34,6 +34,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 
+from truffle_assets.memory.profile import CATEGORIES as PROFILE_CATEGORIES
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.api_guard import error_response
 from truffle_assets.runtime.limits import clip
@@ -47,7 +48,7 @@ DEFAULT_SEARCH_K = 20
 MAX_FACT_HITS = 20         # facts per search
 MAX_FACTS_PAGE = 1000      # facts per page of /api/memory/facts
 DEFAULT_FACTS_PAGE = 500
-CATEGORY_ORDER = ("identity", "relationship", "preference", "goal", "event")  # as profile.json orders them
+CATEGORY_ORDER = PROFILE_CATEGORIES  # as profile.json orders them
 FACT_FIELDS = ("fact_id", "fact_text", "category", "subject", "predicate", "value", "confidence", "valid_from",
                "valid_to", "superseded_by", "first_seen_at", "last_seen_at", "evidence_message_ids", "chat_ids")
 

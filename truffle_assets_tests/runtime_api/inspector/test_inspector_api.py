@@ -43,13 +43,13 @@ def test_profile_is_grouped_by_category_with_history(client, inspected):
     got = r.json()
     profile = json.loads((inspected / "published" / "profile.json").read_text())
     assert [c["category"] for c in got["categories"]] == list(profile["facts"])
-    assert {c["category"] for c in got["categories"]} >= {"identity", "relationship", "preference"}
+    assert {c["category"] for c in got["categories"]} >= {"home", "relationship", "preference"}
     by_cat = {c["category"]: {f["fact_id"]: f for f in c["facts"]} for c in got["categories"]}
     for cat, entries in profile["facts"].items():
         assert set(by_cat[cat]) == {e["id"] for e in entries}
     facts = published_facts(inspected)
     pune, bangalore = fact_with(facts, "lives_in", "Pune"), fact_with(facts, "lives_in", "Bangalore")
-    here = by_cat["identity"][bangalore["fact_id"]]
+    here = by_cat["home"][bangalore["fact_id"]]
     assert here["text"] == bangalore["fact_text"] and here["since"] == bangalore["valid_from"]
     assert here["evidence_count"] == len(bangalore["evidence_message_ids"]) and 0 < here["confidence"] <= 1
     assert pune["fact_id"] not in {f for fs in by_cat.values() for f in fs}  # no longer holds
