@@ -23,7 +23,7 @@ from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResou
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.forget.tombstones import drop_facts
 from truffle_assets.memory.facts.consolidation import consolidate
-from truffle_assets.memory.facts.extraction import extract_claims
+from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION, extract_claims
 from truffle_assets.memory.tables import TABLES
 from truffle_assets.pii import redact_messages, redact_text
 from truffle_assets.memory.profile import (
@@ -333,7 +333,7 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
     **PARTITIONED,
     deps=[message_streams, summaries],
     kinds={"duckdb", "polars"},
-    code_version="1",
+    code_version="2",  # the parse-based reader (issue 15)
     check_specs=[dg.AssetCheckSpec(
         "facts_have_evidence", asset="facts", blocking=True,
         description="Every fact cites at least one evidence message id, and every cited id exists in `messages`.",
@@ -348,15 +348,17 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: Expor
     written = 0
     with duckdb.connect() as con:
         _ensure(con, "fact_claims", "facts", "llm_fact_candidates")
-        parts, work = month_work(context, con, "facts", ["message_streams", "summaries"])
+        # the extractor's version salts the day digests: a new reader re-reads every day once
+        parts, work = month_work(context, con, "facts", ["message_streams", "summaries"], EXTRACTOR_VERSION)
         for chat, w in work.items():
             if not w.todo:  # every day of its months is up to date
                 continue
             days = w.days
+            # everyone's messages: the reader takes only the user's, kin address needs to know who else writes
             msgs = store.read_frame(con, """
                 SELECT m.id, m.chat_id, m.day, m.ts, m.author, m.is_user, s.normalized_text
                 FROM messages m JOIN message_streams s USING (id)
-                WHERE m.chat_id = ? AND m.is_user AND list_contains(?::DATE[], m.day)""", [chat, days])
+                WHERE m.chat_id = ? AND m.author IS NOT NULL AND list_contains(?::DATE[], m.day)""", [chat, days])
             claims = pl.concat([extract_claims(msgs), store.read_days(con, "llm_fact_candidates", chat, days)],
                                how="vertical_relaxed")
             with store.transaction(con):

@@ -187,6 +187,10 @@ def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=No
     return _dedupe(out)
 
 
+# Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
+# store built by an older reader re-reads every day once.
+EXTRACTOR_VERSION = "parse-1"
+
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
            "moved": "home", "partner": "partner", "relationship_status": "partner", "pet": "pet",
