@@ -87,6 +87,12 @@ def test_nothing_of_them_is_left_in_any_store_or_version(forgotten):
     assert not any(left_in_store(root / "memory.duckdb", ids, set()).values())
     left = left_in_index(root / "index", ids)
     assert left["lance_versions_checked"] >= 2 and left["lance_raw_rows"] == left["lance_summary_rows"] == 0
+    import lancedb
+
+    pointer = json.loads((root / "published" / "latest.json").read_text())
+    raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
+    keys = " ".join(k or "" for k in raw.to_arrow()["keys"].to_pylist()).split()
+    assert "saturday" in keys and not {"pune", "infosys", "rahul"} & set(keys)  # Priya's keys stay, the forgotten go
     with _db(root) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE raw_text LIKE '%Infosys%' OR raw_text LIKE '%Pune%'"
                            ).fetchall()[0][0] == 0
@@ -120,7 +126,8 @@ def _content(root: Path) -> dict[str, list]:
     import lancedb
 
     raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
-    out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage"]).to_pylist()))
+    # keys (entities, answer tags) ride in the message's row: a forgotten line takes its keys along
+    out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage", "keys"]).to_pylist()))
     return out
 
 
