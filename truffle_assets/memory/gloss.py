@@ -87,7 +87,7 @@ _HAS = re.compile(r"\b(?P<o>[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*)?)\s+(?:hai|h)\
 _AGE = re.compile(r"\b(?P<n>[2-9]\d)\b(?:\s+(?:saal|years?))?(?:\s+:[a-z_]+:)*\s+(?:\w+\s+)?(?:(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b|"
                   r"ho\s+(?:gayi|gaya|gai)\s+(?:main|hu|hoon)\b)", re.I)
 _SLEEP = re.compile(r"\b(?P<t>\d{1,2}(?:[:.]\d{2})?(?:\s?-\s?\d{1,2}(?:[:.]\d{2})?)?)\s+baje\s+(?:tak\s+)?(?:hi\s+)?(?:soti|sota)\s+(?:hu|hoon|hun)\b", re.I)
-_FLAT_IN = re.compile(r"\b(?P<home>\d\s?bhk|flat|pg|studio)\s+in\s+(?P<area>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)", re.I)
+_FLAT_IN = re.compile(r"\b(?P<home>\d\s?bhk)\s+in\s+(?P<area>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?)", re.I)
 _CONDITIONS = {"pcos", "pcod", "thyroid", "asthma", "diabetes", "migraine", "bp", "sugar", "hypothyroid", "anxiety",
                "acidity", "sinus", "allergy", "arthritis", "insomnia", "anemia"}
 _HABIT_NOUNS = {"meditation", "yoga", "journaling", "workout", "gym", "running", "exercise", "pooja", "puja"}

@@ -210,7 +210,7 @@ _SPEAKER = re.compile(
     r"(?i)\b(?:i|i'm|im|i've|ive|i'd|i'll|my|me|mine|myself|we|we're|we've|our|us|main|mai|maine|mujhe|mera|"
     r"meri|mere|hum|humne|hamara|humara|hu|hoon|hun)\b|^\W*(?:\w+ed|got|bought|sold|quit|left|ran|began|took|"
     r"went|made|found|met|became|did|won|lost|finished|started|joined|moved|adopted|turned|passed|"
-    r"training|learning|working|living|finally|just)\b")
+    r"training|learning|working|living|staying|finally|just)\b")
 
 
 def worth_parsing(text: str) -> bool:

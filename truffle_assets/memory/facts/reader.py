@@ -428,7 +428,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             out.add("offer", _name(frm), 0.65, "offer")
         return
     # ---- home -----------------------------------------------------------------------------------
-    if lemma in L.LIVE_VERBS:
+    if lemma in L.LIVE_VERBS and re.match(r"(?:liv|stay|resid|settl)", _lower(v)):  # the lemmatizer reads "Loving" as live
         o = _prep_obj(v, "in", "at", "near")
         if o is not None and not neg:
             place = _place(o)
