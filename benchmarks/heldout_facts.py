@@ -136,7 +136,7 @@ _PARSED: dict[str, tuple[str, ...]] = {
     "home.type": ("home_type",), "home.home_type": ("home_type", "lives_in"), "home.lives_with": ("lives_with",),
     "home.flatmate": ("lives_with",), "home.rent": ("rent",), "home.rent_share": ("rent",),
     "work.employer": ("employer", "job", "started_job"), "work.job_title": ("job",), "work.profession": ("job",),
-    "work.first_job": ("employer", "job", "started_job"), "work.internship": ("job", "employer"),
+    "work.first_job": ("employer", "job", "started_job"),
     "work.job_offer": ("employer", "job", "started_job"), "work.job_change": ("left_job", "started_job", "employer"),
     "work.team": ("team",), "work.work_mode": ("work_mode",), "work.mode": ("work_mode",),
     "work.notice": ("left_job",), "work.employment": ("job", "employer"),

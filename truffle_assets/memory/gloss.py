@@ -39,43 +39,43 @@ _BOUNDARY = re.compile(r"[.!?;:,\n()]+|\s(?:aur|par|lekin|but|and|kyunki|toh|phi
 _V = r"(?:hai|hain|h|he|tha|thi|the)?"
 VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\b(?:le|khareed|kharid)\s+(?:li|liya|lie|liye|lee)\s*{_V}|\b(?:li|liya)\s+hai\b", "bought {o}"),
-    (rf"\b(?:gayi|gaya|gaye|gai)\s+(?:thi|tha|the)\b", "went to {o}"),
+    (r"\b(?:gayi|gaya|gaye|gai)\s+(?:thi|tha|the)\b", "went to {o}"),
     (rf"\bbech\s+(?:di|diya|dee|diye)\s*{_V}|\bbik\s+(?:gayi|gaya|gai)\b", "sold {o}"),
     (rf"\b(?:chhod|chod|chhor)\s+(?:di|diya|dee|diye|chuki|chuka)\s*{_V}|\bband\s+(?:kar\s+)?(?:di|diya|hai)\b", "quit {o}"),
     (rf"\bjoin\s+(?:ki|kiya|kar\s+li|kar\s+liya|kari)\s*{_V}", "joined {o}"),
-    (rf"\bseekh\s+(?:rahi|raha|rahe)\s+(?:hu|hoon|hun|hai|h)\b", "am learning {o}"),
+    (r"\bseekh\s+(?:rahi|raha|rahe)\s+(?:hu|hoon|hun|hai|h)\b", "am learning {o}"),
     (rf"\bseekh\s+(?:li|liya|gayi|gaya|lia)\s*{_V}", "can {o}"),
     (rf"\badopt\s+(?:ki|kiya|kar\s+li|kar\s+liya|kiya\s+hai)\s*{_V}", "adopted {o}"),
-    (rf"\b(?:bahut\s+|sabse\s+|sirf\s+)?pasand\s+(?:hai|h|he|hain)\b", "like {o}"),
-    (rf"\b(?:ki|ka|ke)\s+(?:addict|fan|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
-    (rf"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha|rehti\s+thi|rehta\s+tha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
-    (rf"\bshift\s+(?:ho\s+gayi|ho\s+gaya|ho\s+gaye|ho\s+gai|kar\s+liya|kar\s+gaye|hue)\b", "moved to {o}"),
+    (r"\b(?:bahut\s+|sabse\s+|sirf\s+)?pasand\s+(?:hai|h|he|hain)\b", "like {o}"),
+    (r"\b(?:ki|ka|ke)\s+(?:addict|fan|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
+    (r"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha|rehti\s+thi|rehta\s+tha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
+    (r"\bshift\s+(?:ho\s+gayi|ho\s+gaya|ho\s+gaye|ho\s+gai|kar\s+liya|kar\s+gaye|hue)\b", "moved to {o}"),
     (rf"\bresign\s+(?:kar\s+)?(?:diya|di|kiya)\s*{_V}", "resigned from {o}"),
-    (rf"\ballergy\s+(?:hai|h)\b", "am allergic to {o}"),
-    (rf"\b(?:nahi|nahin|nai)\s+(?:aati|aata|aate)\b", "cannot {o}"),
-    (rf"\b(?:nahi|nahin|nai)\s+(?:chhod|chod)\s+(?:sakti|sakta|sakte)\b", "eat {o}"),  # "chicken nahi chhod sakti"
-    (rf"\bchala\s+(?:sakti|sakta)\s+(?:hu|hoon|hun)\b", "can drive"),
-    (rf"\bkaam\s+(?:karta|karti|karte|kar\s+(?:raha|rahi))\s+(?:hu|hoon|hun)\b", "work at {o}"),
-    (rf"\b(?:job|naukri)\s+(?:mil|lag)\s+(?:gayi|gai|gaya)\b", "joined {o}"),
-    (rf"\bse\s+(?:hi\s+)?(?:hu|hoon|hun)\b", "am from {o}"),
-    (rf"\b(?:shaadi|shadi)\s+(?:ho\s+(?:gayi|gai|gaya)|kar\s+(?:li|liya))\b", "got married to {o}"),
-    (rf"\b(?:engagement|sagai|roka)\s+ho\s+(?:gayi|gai|gaya)\b", "got engaged to {o}"),
-    (rf"\b(?:nahi|nahin)\s+(?:khata|khati|khate)\b", "do not eat {o}"),
-    (rf"\b(?:khata|khati|khate)\s+(?:hu|hoon|hun)\b", "eat {o}"),
-    (rf"\b(?:nahi|nahin)\s+(?:peeta|peeti|pita|piti)\b", "do not drink {o}"),
-    (rf"\b(?:khelta|khelti|khelte)\s+(?:hu|hoon|hun)\b", "play {o}"),
-    (rf"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
-    (rf"\b(?:uthta|uthti|uthte)\s+(?:hu|hoon|hun)\b", "wake up at {o} every day"),
-    (rf"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),
-    (rf"\b(?:ka|ki|ke)\s+(?:bahut\s+)?(?:shauk|shauq)\s+hai\b", "love {o}"),
-    (rf"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
-    (rf"\bban\s+(?:gayi|gaya|gai)\b(?!\s+(?:tha|thi))", "became {o}"),  # "Lead Engineer ban gaya"
-    (rf"\b(?:khane|khana)\s+(?:lag|shuru\s+kar)\s*(?:gayi|gaya|gai|diya|di|liya)?\b", "started eating {o}"),
-    (rf"\bkarwa\s+(?:liya|li|lia)\b", "got {o}"),  # "LASIK karwa liya"
-    (rf"\b(?:ka|ki)\s+offer\s+(?:mila|mil\s+gaya|aa\s+gaya|aaya)\b", "got an offer from {o}"),
-    (rf"\b(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b", "am {o}"),  # "29 ki ho gayi main"
-    (rf"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
-    (rf"\b(?:hu|hoon|hun)\b", "am {o}"),  # "hu" is first person singular: the subject is implied
+    (r"\ballergy\s+(?:hai|h)\b", "am allergic to {o}"),
+    (r"\b(?:nahi|nahin|nai)\s+(?:aati|aata|aate)\b", "cannot {o}"),
+    (r"\b(?:nahi|nahin|nai)\s+(?:chhod|chod)\s+(?:sakti|sakta|sakte)\b", "eat {o}"),  # "chicken nahi chhod sakti"
+    (r"\bchala\s+(?:sakti|sakta)\s+(?:hu|hoon|hun)\b", "can drive"),
+    (r"\bkaam\s+(?:karta|karti|karte|kar\s+(?:raha|rahi))\s+(?:hu|hoon|hun)\b", "work at {o}"),
+    (r"\b(?:job|naukri)\s+(?:mil|lag)\s+(?:gayi|gai|gaya)\b", "joined {o}"),
+    (r"\bse\s+(?:hi\s+)?(?:hu|hoon|hun)\b", "am from {o}"),
+    (r"\b(?:shaadi|shadi)\s+(?:ho\s+(?:gayi|gai|gaya)|kar\s+(?:li|liya))\b", "got married to {o}"),
+    (r"\b(?:engagement|sagai|roka)\s+ho\s+(?:gayi|gai|gaya)\b", "got engaged to {o}"),
+    (r"\b(?:nahi|nahin)\s+(?:khata|khati|khate)\b", "do not eat {o}"),
+    (r"\b(?:khata|khati|khate)\s+(?:hu|hoon|hun)\b", "eat {o}"),
+    (r"\b(?:nahi|nahin)\s+(?:peeta|peeti|pita|piti)\b", "do not drink {o}"),
+    (r"\b(?:khelta|khelti|khelte)\s+(?:hu|hoon|hun)\b", "play {o}"),
+    (r"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
+    (r"\b(?:uthta|uthti|uthte)\s+(?:hu|hoon|hun)\b", "wake up at {o} every day"),
+    (r"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),
+    (r"\b(?:ka|ki|ke)\s+(?:bahut\s+)?(?:shauk|shauq)\s+hai\b", "love {o}"),
+    (r"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
+    (r"\bban\s+(?:gayi|gaya|gai)\b(?!\s+(?:tha|thi))", "became {o}"),  # "Lead Engineer ban gaya"
+    (r"\b(?:khane|khana)\s+(?:lag|shuru\s+kar)\s*(?:gayi|gaya|gai|diya|di|liya)?\b", "started eating {o}"),
+    (r"\bkarwa\s+(?:liya|li|lia)\b", "got {o}"),  # "LASIK karwa liya"
+    (r"\b(?:ka|ki)\s+offer\s+(?:mila|mil\s+gaya|aa\s+gaya|aaya)\b", "got an offer from {o}"),
+    (r"\b(?:ki|ka)\s+ho\s+(?:gayi|gaya|gai)\b", "am {o}"),  # "29 ki ho gayi main"
+    (r"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
+    (r"\b(?:hu|hoon|hun)\b", "am {o}"),  # "hu" is first person singular: the subject is implied
 )]
 # two-slot clauses: "<Area> mein 1BHK hai/liya hai", "<Name> ne propose kiya", "B+ hai mera", "PCOS hai"
 _HOME = re.compile(r"(?P<area>(?:[A-Z][\w\-]*\s+){0,2}[A-Z][\w\-]*)\s+(?:mein|me)\s+(?P<home>\d\s?bhk|flat|pg|studio|room)"

@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import reader
+from truffle_assets.memory.facts import guards, reader
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
@@ -178,7 +178,7 @@ def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=No
     # the pattern table fills only what the parse did not read from this message, and never reads
     # quotations, questions or someone else's reported words
     families = {_family(c["predicate"]) for c in parsed}
-    out.extend(c for c in _rule_claims(reader.unclaimed_text(doc), subject, said) if _family(c["predicate"]) not in families)
+    out.extend(c for c in _rule_claims(guards.unclaimed_text(doc), subject, said) if _family(c["predicate"]) not in families)
     # starting somewhere is working there: the employer timeline gets the new value
     for c in [c for c in out if c["predicate"] == "started_job"]:
         if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):

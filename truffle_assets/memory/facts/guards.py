@@ -1,0 +1,167 @@
+"""Whose claim a clause is, and whether it claims anything: the speaker as subject (or chat's dropped
+"I"), negation, modality and tense, hedges, suppositions, questions, quotations and reported speech.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spacy.tokens import Doc, Span, Token
+
+from truffle_assets.memory.facts import lexicon as L
+from truffle_assets.memory.facts import spans
+
+
+SUBJ = {"nsubj", "nsubjpass", "csubj", "expl"}
+
+
+MODALS = {"would", "could", "might", "may", "should", "must", "'d", "d"}
+
+
+def is_first_person(t: Token) -> bool:
+    return spans.lower(t) in ("i", "we", "me", "us", "i'm", "im", "myself")
+
+
+def subjects(v: Token) -> list[Token]:
+    subs = [c for c in v.children if c.dep_ in SUBJ]
+    if not subs and (v.dep_ in ("conj", "xcomp") or v.dep_ == "advcl" and v.i > v.head.i) and v.head.i != v.i:
+        return subjects(v.head)  # "I quit Zoho and joined Swiggy": the conjunct shares the subject
+    return subs
+
+
+def speaker_is_subject(v: Token) -> bool:
+    subs = subjects(v)
+    if not subs:
+        # chat ellipsis: "Moved to Pune last week", "Handed in my notice" (a sentence-initial verb)
+        if v.dep_ in ("ROOT", "advcl", "ccomp") and v.tag_ in ("VBD", "VBN", "VBG", "VB", "VBP", "VBZ"):
+            first = next((t for t in v.sent if not t.is_punct
+                          and t.dep_ not in ("intj", "advmod", "discourse", "aux", "auxpass", "neg")), v)
+            return first.i >= v.i and not v.sent.text.rstrip().endswith("?")
+        return False
+    s = subs[0]
+    if is_first_person(s):
+        return True
+    # "Naina and I got engaged"
+    return any(is_first_person(c) for c in s.conjuncts)
+
+
+def negated(v: Token) -> bool:
+    for t in [v, *[c for c in v.children if c.dep_ in ("aux", "auxpass")]]:
+        for c in t.children:
+            if c.dep_ == "neg" or spans.lower(c) in ("never", "nahi", "nahin"):
+                return True
+            if spans.lower(c) == "longer" and any(spans.lower(g) == "no" for g in c.children):
+                return True
+    return any(spans.lower(c) in ("never",) for c in v.children)
+
+
+def modal(v: Token) -> str | None:
+    for c in v.children:
+        if c.dep_ == "aux" and spans.lower(c) in MODALS | {"will", "'ll", "shall", "wo", "ll"}:
+            return spans.lower(c)
+    return None
+
+
+def future(v: Token) -> bool:
+    """A plan, not yet true: "I'll join", "I'm going to move", "moving next month", "joining on Monday"."""
+    if modal(v) in ("will", "'ll", "shall", "wo", "ll"):
+        return True
+    h = v.head
+    if v.dep_ == "xcomp" and h.lemma_ == "go" and h.tag_ == "VBG":  # going to move
+        return True
+    if spans.lower(v) == "gonna" or any(spans.lower(c) == "gonna" for c in v.children):
+        return True
+    if v.tag_ == "VBG" and any(c.dep_ == "aux" for c in v.children) and not any(
+            spans.lower(c) in ("been",) for c in v.children):
+        # progressive with a future time: "I'm moving to Pune next month", "joining Swiggy on Monday"
+        for t in v.subtree:
+            if spans.lower(t) in L.FUTURE_WORDS or spans.lower(t) in ("monday", "tuesday", "wednesday", "thursday",
+                                                             "friday", "saturday", "sunday"):
+                return True
+    return False
+
+
+def hedged(v: Token) -> bool:
+    """Thinking of / planning to / might / maybe / hoping to ... anywhere above the clause."""
+    if modal(v) in MODALS:
+        return True
+    for c in v.children:
+        if c.dep_ == "advmod" and spans.lower(c) in ("maybe", "probably", "perhaps", "shayad", "possibly"):
+            return True
+    t = v
+    while t.head.i != t.i:
+        t = t.head
+        if t.lemma_ in L.HEDGE_HEADS or spans.lower(t) in ("thinking", "planning", "considering", "wondering"):
+            return True
+    return any(spans.lower(x) in ("maybe", "shayad", "perhaps", "probably") for x in v.sent[:3])
+
+
+def hypothetical(v: Token) -> bool:
+    t = v
+    while True:
+        if any(c.dep_ == "mark" and spans.lower(c) in ("if", "unless", "whether", "agar", "once", "when", "till", "until")
+               for c in t.children):
+            return True
+        if t.head.i == t.i:
+            break
+        t = t.head
+    first = spans.lower(v.sent[0])
+    return first in ("if", "agar", "imagine", "suppose", "hypothetically", "unless")
+
+
+def reported(v: Token, quoted: list[tuple[int, int]]) -> bool:
+    """Someone else's words: inside quotation marks, or under "she said ..."."""
+    if any(a <= v.idx < b for a, b in quoted):
+        return True
+    t = v
+    while t.head.i != t.i:
+        p = t.head
+        if p.lemma_ in L.SAY_VERBS and t.dep_ in ("ccomp", "xcomp", "parataxis", "dobj"):
+            subs = subjects(p)
+            if not subs or not is_first_person(subs[0]):
+                return True
+        t = p
+    return False
+
+
+def quoted_ranges(text: str) -> list[tuple[int, int]]:
+    # single quotes only around words: "I'm in ... I'm" is two apostrophes, not a quotation
+    return [(m.start(), m.end()) for m in re.finditer(
+        r"\"[^\"\n]{3,}\"|“[^”]{3,}”|(?:^|(?<=\s))['‘][^'’\n]{3,}['’](?=[\s.,!?]|$)", text)]
+
+
+def question(sent: Span) -> bool:
+    txt = sent.text.strip()
+    if txt.endswith("?"):
+        return True
+    first = spans.lower(sent[0])
+    return first in ("do", "does", "did", "are", "is", "should", "would", "could", "can", "will", "shall",
+                     "have", "kya", "what", "where", "why", "how", "who", "when", "which") and sent[0].dep_ in (
+        "aux", "advmod", "ROOT", "attr", "nsubj", "dobj", "auxpass", "det")
+
+
+def unclaimed_text(doc: Doc) -> str:
+    """`doc`'s text with what the speaker does not claim blanked out (same length, so offsets hold):
+    quotations, questions, and what someone else is reported to say. The pattern rules read this."""
+    chars = list(doc.text)
+
+    def blank(a: int, b: int) -> None:
+        for i in range(a, min(b, len(chars))):
+            if chars[i] not in "\n":
+                chars[i] = " "
+    for a, b in quoted_ranges(doc.text):
+        blank(a, b)
+    for sent in doc.sents:
+        if question(sent):
+            blank(sent.start_char, sent.end_char)
+            continue
+        for t in sent:
+            if t.lemma_ in L.SAY_VERBS:
+                subs = subjects(t)
+                if subs and is_first_person(subs[0]):
+                    continue
+                for c in t.children:
+                    if c.dep_ in ("ccomp", "xcomp", "parataxis"):
+                        span = doc[c.left_edge.i:c.right_edge.i + 1]
+                        blank(span.start_char, span.end_char)
+    return "".join(chars)
