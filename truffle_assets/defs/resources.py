@@ -5,6 +5,7 @@ any field can be set per run in the launchpad."""
 
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -147,6 +148,9 @@ class PublishedResource(dg.ConfigurableResource):
 _EMBEDDERS: dict = {}  # (model_path, batch_size) -> Embedder, shared by every run in the process
 
 
+ENTITY_KEYS_ENV = "TRUFFLE_ENTITY_KEYS"
+
+
 class IndexResource(dg.ConfigurableResource):
     """The LanceDB memory index and the sentence-transformers model that fills it.
 
@@ -156,6 +160,9 @@ class IndexResource(dg.ConfigurableResource):
     root: str = str(paths.index_dir())
     model_path: str | None = None
     batch_size: int = 64
+    # per-message entity keys (index/keys.py) for RetrievalWeights.keys > 0; off unless TRUFFLE_ENTITY_KEYS=1:
+    # they cost ingest time and the default retrieval does not use them
+    entity_keys: bool = os.environ.get(ENTITY_KEYS_ENV, "") == "1"
 
     def open(self) -> "MemoryIndex":
         from truffle_assets.index.embedder import Embedder
@@ -164,7 +171,7 @@ class IndexResource(dg.ConfigurableResource):
         key = (self.model_path, self.batch_size)
         if key not in _EMBEDDERS:  # loading the model costs seconds: once per process
             _EMBEDDERS[key] = Embedder(self.model_path, batch_size=self.batch_size)
-        return MemoryIndex(self.root, _EMBEDDERS[key])
+        return MemoryIndex(self.root, _EMBEDDERS[key], entity_keys=self.entity_keys)
 
 
 

@@ -160,7 +160,8 @@ class MemoryIndex:
     """Writer and (pinned) reader of the two memory tables under `root`."""
 
     def __init__(self, root: str | Path, embedder: Embedder | None = None, *,
-                 versions: dict[str, int] | None = None, context_prev: bool = False) -> None:
+                 versions: dict[str, int] | None = None, context_prev: bool = False,
+                 entity_keys: bool = False) -> None:
         # a local folder, or an object-store URI (s3://bucket/prefix, gs://, az://) that LanceDB
         # opens itself, with credentials and endpoint from the standard AWS_* / GOOGLE_* / AZURE_* variables
         self.root: str | Path = str(root) if is_uri(root) else Path(root)
@@ -168,6 +169,9 @@ class MemoryIndex:
             self.root.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or Embedder()
         self.context_prev = context_prev
+        # spaCy NER per message costs ~0.4x the embedding at ingest, and the default retrieval weights
+        # do not read keys (they helped no held-out figure): off unless asked for; the column stays, empty
+        self.entity_keys = entity_keys
         self.versions = dict(versions or {})  # pinned versions; empty = latest (writer view)
         self.pointer: dict[str, Any] = {}
         self._db = lancedb.connect(str(self.root))
@@ -290,7 +294,7 @@ class MemoryIndex:
             old = tbl.search().where(where).select(cols).limit(None).to_arrow()
             cached = dict(zip(old["text_sha"].to_pylist(), old["vector"].to_pylist()))
             if name == RAW_TABLE:
-                cached_keys = {s: k for s, k in zip(old["text_sha"].to_pylist(), old["keys"].to_pylist()) if k is not None}
+                cached_keys = {s: k for s, k in zip(old["text_sha"].to_pylist(), old["keys"].to_pylist()) if k}
         todo = [i for i, s in enumerate(shas) if s not in cached]
         dim = self.embedder.dim if todo or not cached else len(next(iter(cached.values())))
         vecs = np.zeros((len(texts), dim), dtype=np.float32)
@@ -301,8 +305,9 @@ class MemoryIndex:
             vecs[todo] = self.embedder.encode([texts[i] for i in todo])
         rows = rows.with_columns(pl.Series("text_sha", shas, dtype=pl.String))
         if name == RAW_TABLE:
-            rows = rows.with_columns(pl.Series("keys", self._keys(rows["text"].to_list(), shas, cached_keys),
-                                               dtype=pl.String))
+            keys = (self._keys(rows["text"].to_list(), shas, cached_keys) if self.entity_keys
+                    else [""] * rows.height)
+            rows = rows.with_columns(pl.Series("keys", keys, dtype=pl.String))
         schema = raw_schema(dim) if name == RAW_TABLE else summary_schema(dim)
         arrow = rows.to_arrow()
         cols = {}

@@ -36,7 +36,7 @@ def _truffle(env: dict, *args: str, check: bool = True, timeout: float = 600) ->
 def _world(root: Path, exports: dict[str, list[str]], *ingest_args: str) -> dict:
     for name, lines in exports.items():
         write_export(root / "exports", name, lines)
-    env = newcomer_env(root)
+    env = {**newcomer_env(root), "TRUFFLE_ENTITY_KEYS": "1"}  # keys on: a forget must take them too
     _truffle(env, "ingest", *ingest_args)
     return env
 

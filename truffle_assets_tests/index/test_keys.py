@@ -30,7 +30,7 @@ def test_wanted_tags_follow_the_question_wording():
 def test_index_stores_keys_searchable_and_reused_for_unchanged_text(tmp_path, embedder):
     messages, streams, episodes = contract_frames()
     raw = raw_rows_from(messages, streams, episodes).filter(pl.col("chat_id") == "alice")
-    idx = MemoryIndex(tmp_path / "idx", embedder)
+    idx = MemoryIndex(tmp_path / "idx", embedder, entity_keys=True)
     idx.upsert_partitions("alice", [D1, D2], raw)
     idx.refresh_indexes()
     tbl = idx.table(RAW_TABLE)
@@ -58,7 +58,7 @@ def test_table_written_before_keys_gains_the_column(tmp_path, embedder):
     old = raw_schema(embedder.dim)
     old = old.remove(old.get_field_index("keys"))
     lancedb.connect(str(tmp_path / "idx")).create_table(RAW_TABLE, schema=old)
-    idx = MemoryIndex(tmp_path / "idx", embedder)
+    idx = MemoryIndex(tmp_path / "idx", embedder, entity_keys=True)
     idx.upsert_partitions("bob", [raw.filter(pl.col("chat_id") == "bob")["day"][0]], raw.filter(pl.col("chat_id") == "bob"))
     tbl = idx.table(RAW_TABLE)
     assert "keys" in tbl.schema.names and tbl.count_rows() == 2
