@@ -13,7 +13,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from truffle_assets.parsing import parse_file, read_export
+from truffle_assets.parsing import parse_file
+from truffle_assets_tests.benchmarks.annotated_exports import check_annotated_lines, check_exports
 
 DEVSET = Path(__file__).resolve().parents[2] / "benchmarks" / "devset"
 NATURAL = DEVSET / "natural"
@@ -24,10 +25,6 @@ KINDS = {"other_person", "plan", "negation", "hypothetical", "joke", "hedge", "q
 
 def load() -> dict:
     return json.loads((NATURAL / "annotations.json").read_text(encoding="utf-8"))
-
-
-def raw_lines(path: Path) -> list[str]:
-    return read_export(path).text.replace("\r\n", "\n").split("\n")
 
 
 def set_files() -> list[str]:
@@ -63,35 +60,15 @@ def test_exports_are_what_build_makes_of_the_chat_scripts(tmp_path):
 
 
 def test_exports_parse_with_no_quarantined_line_and_the_user_in_every_chat():
-    doc = load()
-    exports = sorted(p.name for p in NATURAL.glob("*.txt"))
-    assert exports == sorted(c["chat_file"] for c in doc["chats"])
-    for name in exports:
-        result = parse_file(NATURAL / name)
-        assert result.quarantined == [], name
-        assert USER in {e.author for e in result.entries}, name
-        assert result.lines_total == len(raw_lines(NATURAL / name)) - 1, name  # the file ends with a newline
+    check_exports(NATURAL, load(), USER)
 
 
 def test_every_annotation_points_at_its_speaker_and_text():
     doc = load()
-    records = [*doc["facts"], *doc["distractors"], *(r for f in doc["facts"] for r in f["also_stated"])]
-    cache = {}
-    for r in records:
-        path = NATURAL / r["chat_file"]
-        if path not in cache:
-            cache[path] = ({e.line_start: e for e in parse_file(path).entries}, raw_lines(path))
-        entries, raw = cache[path]
-        where = f'{r["chat_file"]}:{r["line"]}'
-        entry = entries.get(r["line"])
-        assert entry is not None, f"{where}: no message starts on this line"
-        assert (entry.author, entry.text) == (r["speaker"], r["text"]), where
-        # the raw line itself, independent of the parser: the header line ends with the text's first line
-        assert raw[r["line"] - 1].endswith(f'{r["speaker"]}: {r["text"].split(chr(10))[0]}'), where
+    entries = check_annotated_lines(NATURAL, doc)
     for f in doc["facts"]:  # a context line is an earlier message in the same chat
         if f["context_line"]:
-            entries = cache[NATURAL / f["chat_file"]][0]
-            assert f["context_line"] < f["line"] and entries[f["context_line"]].author, f["id"]
+            assert f["context_line"] < f["line"] and entries[NATURAL / f["chat_file"]][f["context_line"]].author, f["id"]
 
 
 def test_set_meets_the_minimums_and_its_summary():

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.parsing import parse_file, read_export
+from truffle_assets.parsing import parse_file
+from truffle_assets_tests.benchmarks.annotated_exports import check_annotated_lines, check_exports, raw_lines
 from truffle_assets_tests.conftest import FIXTURES
 
 HELDOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "heldout"
@@ -28,10 +29,6 @@ def load(path: Path) -> dict:
 def frozen_files() -> list[str]:
     return sorted(p.relative_to(HELDOUT).as_posix() for p in HELDOUT.rglob("*")
                   if p.is_file() and p.name != "MANIFEST.sha256" and "__pycache__" not in p.parts)
-
-
-def raw_lines(path: Path) -> list[str]:
-    return read_export(path).text.replace("\r\n", "\n").split("\n")
 
 
 def entries_by_line(path: Path) -> dict:
@@ -49,31 +46,11 @@ def test_manifest_covers_every_file_with_its_current_hash():
 
 
 def test_natural_exports_parse_with_no_quarantined_line_and_the_user_in_every_chat():
-    doc = load(NATURAL / "annotations.json")
-    exports = sorted(p.name for p in NATURAL.glob("*.txt"))
-    assert exports == sorted(c["chat_file"] for c in doc["chats"])
-    for name in exports:
-        result = parse_file(NATURAL / name)
-        assert result.quarantined == [], name
-        assert USER in {e.author for e in result.entries}, name
-        assert result.lines_total == len(raw_lines(NATURAL / name)) - 1, name  # the file ends with a newline
+    check_exports(NATURAL, load(NATURAL / "annotations.json"), USER)
 
 
 def test_every_natural_annotation_points_at_its_speaker_and_text():
-    doc = load(NATURAL / "annotations.json")
-    records = [*doc["facts"], *doc["distractors"], *(r for f in doc["facts"] for r in f["also_stated"])]
-    cache = {}
-    for r in records:
-        path = NATURAL / r["chat_file"]
-        if path not in cache:
-            cache[path] = (entries_by_line(path), raw_lines(path))
-        entries, raw = cache[path]
-        where = f'{r["chat_file"]}:{r["line"]}'
-        entry = entries.get(r["line"])
-        assert entry is not None, f"{where}: no message starts on this line"
-        assert (entry.author, entry.text) == (r["speaker"], r["text"]), where
-        # the raw line itself, independent of the parser: the header line ends with the text's first line
-        assert raw[r["line"] - 1].endswith(f'{r["speaker"]}: {r["text"].split(chr(10))[0]}'), where
+    check_annotated_lines(NATURAL, load(NATURAL / "annotations.json"))
 
 
 def test_natural_set_meets_the_minimums_and_its_summary():
