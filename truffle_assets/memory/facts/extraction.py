@@ -164,16 +164,21 @@ def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=No
     """All claims in one message: dicts with predicate, value, category, fact_text, confidence, rule.
 
     `doc` is the message's spaCy parse when the caller parsed a batch (`extract_claims` does)."""
-    out: list[dict] = []
     if not text or not text.strip():
-        return out
-    if not worth_parsing(text):
         return []
-    doc = doc if doc is not None else english()(_for_parse(text))
-    parsed = _parsed_claims(doc, said)
     glossed = gloss(text)  # Hinglish clauses, rendered as English for the same reader
-    if glossed:
-        parsed += _parsed_claims(gloss_doc if gloss_doc is not None else english()(glossed), said)
+    if not worth_parsing(text, glossed):
+        return []
+    return _claims(text, subject, said, doc if doc is not None else english()(_for_parse(text)),
+                   gloss_doc if gloss_doc is not None or not glossed else english()(glossed))
+
+
+def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
+    """`claims_from_text` once the message and its gloss (None when it has none) are parsed."""
+    out: list[dict] = []
+    parsed = _parsed_claims(doc, said)
+    if gloss_doc is not None:
+        parsed += _parsed_claims(gloss_doc, said)
     out.extend(parsed)
     # the pattern table fills only what the parse did not read from this message, and never reads
     # quotations, questions or someone else's reported words
@@ -213,11 +218,12 @@ _SPEAKER = re.compile(
     r"training|learning|working|living|staying|finally|just)\b")
 
 
-def worth_parsing(text: str) -> bool:
-    """First person, a dropped "I", a Hinglish verb group, or a word some rule keys on."""
+def worth_parsing(text: str, glossed: str | None) -> bool:
+    """First person, a dropped "I", a Hinglish verb group (`glossed`: the text's gloss), or a word some
+    rule keys on."""
     if not text:
         return False
-    return bool(_SPEAKER.search(text)) or gloss(text) is not None or any(g.search(text) for g in GATES.values())
+    return bool(_SPEAKER.search(text)) or glossed is not None or any(g.search(text) for g in GATES.values())
 
 
 def _for_parse(text: str) -> str:
@@ -284,6 +290,16 @@ def _dedupe(out: list[dict]) -> list[dict]:
         for o in kept)]
 
 
+def _claim_row(r: dict, predicate: str, value: str, category: str, fact_text: str, confidence: float,
+               source: str) -> dict:
+    """A `fact_claims` row for message `r`; the id hashes message, predicate and value (and the source
+    when it is not the text readers, so an address claim never collides with a stated one)."""
+    key = (r["id"], predicate, normalize_value(value)) + (() if source == "rules" else (source,))
+    return {"id": stable_id(*key), "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"],
+            "predicate": predicate, "value": value, "category": category, "fact_text": fact_text,
+            "confidence": float(confidence), "message_id": r["id"], "ts": r["ts"], "source": source}
+
+
 def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
     """`fact_claims` rows (source 'rules') from the user's messages.
 
@@ -297,30 +313,22 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         raise ValueError(f"extract_claims: missing columns {sorted(missing)}")
     mine = msgs.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()
                        & pl.col("author").is_not_null())
-    records = [r for r in mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True)
-               if worth_parsing(r["normalized_text"])]
+    records, glosses = [], []
+    for r in mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True):
+        g = gloss(r["normalized_text"])  # once per message: it also decides whether to parse
+        if r["normalized_text"].strip() and worth_parsing(r["normalized_text"], g):
+            records.append(r)
+            glosses.append(g)
     nlp = english()
     docs = nlp.pipe((_for_parse(r["normalized_text"]) for r in records), batch_size=256)
-    glosses = [gloss(r["normalized_text"]) for r in records]
     gloss_docs = iter(nlp.pipe((g for g in glosses if g), batch_size=256))
     for r, doc, g in zip(records, docs, glosses):
         said = r["day"] if isinstance(r["day"], date) else r["ts"].date()
-        for c in claims_from_text(r["normalized_text"], r["author"], said, doc=doc,
-                                  gloss_doc=next(gloss_docs) if g else None):
-            rows.append({
-                "id": stable_id(r["id"], c["predicate"], normalize_value(c["value"])),
-                "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"], "predicate": c["predicate"],
-                "value": c["value"], "category": c["category"], "fact_text": c["fact_text"],
-                "confidence": float(c["confidence"]), "message_id": r["id"], "ts": r["ts"], "source": "rules",
-            })
+        for c in _claims(r["normalized_text"], r["author"], said, doc, next(gloss_docs) if g else None):
+            rows.append(_claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"], c["confidence"],
+                                   "rules"))
     for a in address_claims(msgs):
-        r = a["row"]
-        rows.append({
-            "id": stable_id(r["id"], a["predicate"], normalize_value(a["value"]), "address"),
-            "chat_id": r["chat_id"], "day": r["day"], "subject": r["author"], "predicate": a["predicate"],
-            "value": a["value"], "category": predicate_info(a["predicate"]).category,
-            "fact_text": render_fact_text(a["predicate"], a["value"]), "confidence": ADDRESS_CONFIDENCE,
-            "message_id": r["id"], "ts": r["ts"], "source": "address",
-        })
+        rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
+                               render_fact_text(a["predicate"], a["value"]), ADDRESS_CONFIDENCE, "address"))
     df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)
     return df.sort("ts", "id").select(CLAIM_COLUMNS)
