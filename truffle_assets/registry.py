@@ -169,6 +169,24 @@ def verify(root: str | Path, key: bytes | str | None = None, files: bool = True)
     return Registry(root, key).verify_audit(files=files)
 
 
+@contextmanager
+def reading(root: str | Path) -> Iterator[None]:
+    """Hold off changes while reading: inside, a reader sees the registry before or after a
+    promotion or rollback, never between its writes. Creates nothing (without a lock file no change
+    has run yet; one starting this instant is seen on the next read)."""
+    try:
+        fd: int | None = os.open(Path(root) / ".lock", os.O_RDONLY)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the lock
+
+
 class Registry:
     def __init__(self, root: str | Path | None = None, key: bytes | str | None = None) -> None:
         self.root = Path(root) if root is not None else paths.registry_dir()

@@ -2,12 +2,13 @@ import hashlib
 import hmac
 import json
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from truffle_assets.registry import (GENESIS, KEY_ENV, AuditFailed, PromotionRefused, Registry, RegistryError,
-                                     canonical, verify)
+                                     canonical, reading, verify)
 
 KEY = "test-key"
 
@@ -457,3 +458,21 @@ def test_cli_audit_verify_names_the_tampered_file(tmp_path, monkeypatch, capsys,
     restore(reg, snaps[0], "audit.log", "audit.head")
     assert main(common) == 1
     assert "log missing: model_history.jsonl records line 5" in capsys.readouterr().err
+
+
+def test_a_reader_sees_a_promotion_whole_or_not_at_all(tmp_path, reg):
+    """`reading` (what the serving runtime verifies under) holds a promotion off until the reader
+    is done, and creates nothing where there is no registry."""
+    with reading(tmp_path / "nowhere"):
+        pass
+    assert not (tmp_path / "nowhere").exists()
+    reg.promote(make_run(tmp_path, "run-a"), gate_passed=True)
+    run_b = make_run(tmp_path, "run-b")
+    done = threading.Event()
+    promoting = threading.Thread(target=lambda: (reg.promote(run_b, gate_passed=True), done.set()))
+    with reading(reg.root):
+        promoting.start()
+        assert not done.wait(0.5)  # waiting for the reader
+        assert reg.active().run_id == "run-a" and verify(reg.root, key=KEY).ok
+    assert done.wait(10) and reg.active().run_id == "run-b"
+    promoting.join()

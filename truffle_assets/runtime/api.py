@@ -42,6 +42,7 @@ from starlette.exceptions import HTTPException
 
 from truffle_assets.runtime import forget_api
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
+from truffle_assets.runtime.health_api import router as health_router
 from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
 from truffle_assets.runtime.settings_api import router as settings_router
@@ -359,6 +360,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
     register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
 
     app.include_router(settings_router)  # GET/PUT /api/settings: what the store keeps
+    app.include_router(health_router)  # GET /api/health: the model served now
 
     # -- the page (public: it holds no data and asks for the token itself)
     @app.get("/", include_in_schema=False)

@@ -6,8 +6,10 @@ The model endpoint is resolved by `llm_server.resolve_endpoint` (the config's en
 `TRUFFLE_LLM_BASE_URL` / `OPENROUTER_API_KEY`). When none is configured it is embedded: a
 `LlamaServer` is started on `llm.gguf.served_gguf()`: the active fine-tuned model or, before any
 promotion, the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
-(Ctrl-C / SIGTERM included). A host other than loopback is refused without a bearer token, and
-a weak token (`limits.weak_token_reason`: under 16 characters or 8 distinct ones) on any host.
+(Ctrl-C / SIGTERM included). Unless `--gguf` names the file, a later `truffle promote` or `truffle
+rollback` is served without a restart (`served_model.ServedModel`; `GET /api/health` names the
+model). A host other than loopback is refused without a bearer token, and a weak token
+(`limits.weak_token_reason`: under 16 characters or 8 distinct ones) on any host.
 """
 
 from __future__ import annotations
@@ -77,9 +79,15 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
         endpoint = llm_server.resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
         if endpoint.embedded:
             print("starting the embedded llama.cpp server …", file=sys.stderr, flush=True)
-        with open_service(config, endpoint=endpoint, n_ctx=n_ctx) as service:
+        with open_service(config, endpoint=endpoint, n_ctx=n_ctx, follow_registry=True) as service:
             ep = service.endpoint
             print(f"truffle: http://{host}:{port}/  (model {ep.model} at {ep.base_url})", file=sys.stderr, flush=True)
+            served = service.model_status()
+            if served["source"] != "endpoint":  # the embedded llama.cpp server
+                run = f", {served['run_id']}" if served["run_id"] else ""
+                follows = "; a promotion or rollback is served without a restart" if served["follows_registry"] else ""
+                print(f"truffle: serving {served['file']} ({served['source']}{run}){follows}", file=sys.stderr,
+                      flush=True)
             keep = service.keeping()  # what this store keeps: the page shows the same line
             print(f"truffle: {keep.describe()} (in {service.config.store_dir}; change it on the page or with "
                   "`truffle logging`)", file=sys.stderr, flush=True)

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -66,6 +66,15 @@ class TurnResult(BaseModel):
     kept: bool = False            # recorded in the runtime store (the person keeps transcripts)
 
 
+class Serving(NamedTuple):
+    """What a turn runs on, read in one step (`ChatService.serving`): a model switch replaces all
+    three at once, so no turn pairs one model's endpoint with another's tokenizer."""
+
+    config: RuntimeConfig
+    endpoint: Endpoint
+    counter: TokenCounter
+
+
 class ChatService:
     def __init__(self, config: RuntimeConfig | None = None, *, counter: TokenCounter | None = None,
                  endpoint: Endpoint | None = None) -> None:
@@ -74,7 +83,11 @@ class ChatService:
         # `open_service` passes the endpoint it already resolved (and started): resolved once per serve
         self.endpoint = endpoint or resolve_endpoint(ep.base_url, ep.model, ep.api_key, ep.gguf)
         self._counter = counter
-        self._counter_lock = threading.Lock()
+        # config, endpoint and counter change together (`switch_model`); turns count per endpoint
+        self._lock = threading.RLock()
+        self._idle = threading.Condition(self._lock)
+        self._running: dict[Endpoint, int] = {}
+        self.served = None  # `served_model.ServedModel` when open_service started llama.cpp
         self._turns: OrderedDict[str, dict] = OrderedDict()
         self._turns_lock = threading.Lock()
 
@@ -104,7 +117,7 @@ class ChatService:
 
     @property
     def counter(self) -> TokenCounter:
-        with self._counter_lock:
+        with self._lock:
             if self._counter is None:
                 src, proxy = self.tokenizer_source()
                 self._counter = TokenCounter.load(src, proxy_for=proxy)
@@ -122,12 +135,60 @@ class ChatService:
         """Save the person's choice in the store (every process on it follows) and drop this process's
         own overrides of what changed, so the saved choice is what applies here too."""
         saved = save(self.config.store_dir, changes)
-        self.config = self.config.model_copy(update={k: None for k in changes if k in KEEP_FIELDS})
+        with self._lock:
+            self.config = self.config.model_copy(update={k: None for k in changes if k in KEEP_FIELDS})
         return saved
 
-    def context(self, temperature: float | None = None) -> Context:
-        cfg, ep = self.config, self.endpoint
-        counter = self.counter
+    # ---- the model ------------------------------------------------------------------------------------
+    def serving(self) -> Serving:
+        with self._lock:
+            return Serving(self.config, self.endpoint, self.counter)
+
+    def switch_model(self, endpoint: Endpoint, gguf: str) -> Endpoint:
+        """From the next turn on, ask `endpoint` (llama.cpp on `gguf`) and count with that GGUF's
+        tokenizer (unless one is configured); returns the endpoint it replaced. Turns already running
+        finish on theirs: `drain` says when none is left."""
+        counter = TokenCounter.load(self.config.tokenizer or gguf)  # loaded first: no turn waits for it
+        with self._lock:
+            old = self.endpoint
+            ep = self.config.endpoint.model_copy(update={"base_url": endpoint.base_url, "gguf": str(gguf)})
+            self.config = self.config.model_copy(update={"endpoint": ep})
+            self.endpoint, self._counter = endpoint, counter
+        return old
+
+    @contextlib.contextmanager
+    def lease(self, serving: Serving | None = None) -> Iterator[Serving]:
+        """The model a turn runs on, held until the turn ends: `serving` while it is still the current
+        endpoint, else what is served now. A switch stops the old server once `drain` says it is free."""
+        with self._lock:
+            current = self.serving()
+            if serving is None or serving.endpoint != current.endpoint:
+                serving = current
+            self._running[serving.endpoint] = self._running.get(serving.endpoint, 0) + 1
+        try:
+            yield serving
+        finally:
+            with self._lock:
+                left = self._running.pop(serving.endpoint) - 1
+                if left:
+                    self._running[serving.endpoint] = left
+                self._idle.notify_all()
+
+    def drain(self, endpoint: Endpoint, timeout: float) -> bool:
+        """Wait up to `timeout` s for the turns running on `endpoint` to end; True when none is left."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._running.get(endpoint), timeout)
+
+    def model_status(self) -> dict[str, Any]:
+        """The model served now, as `GET /api/health` reports it (`ServedModel.status` when embedded)."""
+        if self.served is not None:
+            return {"name": self.model, **self.served.status()}
+        gguf = self.config.endpoint.gguf
+        return {"name": self.model, "source": "endpoint", "file": Path(gguf).name if gguf else None,
+                "follows_registry": False, "error": None}
+
+    def context(self, temperature: float | None = None, serving: Serving | None = None) -> Context:
+        cfg, ep, counter = serving or self.serving()
         keep = self.keeping()
         trace_log = cfg.retrieval_log and keep.transcripts
         if trace_log:  # the trace is written before the turn, which may be the store's first
@@ -160,9 +221,10 @@ class ChatService:
         """Answer the last user message of `messages` (earlier user/assistant turns are the dialogue;
         client system messages are ignored). Never raises for endpoint or model failures."""
         turn = self._turn(messages, conversation_id, reroll_of, temperature, today, live=False)
-        for event in turn:
-            if "turn" in event:
-                return event["turn"]
+        with contextlib.closing(turn):
+            for event in turn:
+                if "turn" in event:
+                    return event["turn"]  # closing the turn ends its lease on the model
         raise RuntimeError("the chat graph ended without a turn")  # unreachable: _turn always ends with one
 
     def ask_stream(self, messages: list[dict], conversation_id: str | None = None, reroll_of: str | None = None,
@@ -181,24 +243,32 @@ class ChatService:
             raise ValueError("messages must contain a non-empty user message")
         if reroll_of is not None and temperature is None:
             temperature = self.config.endpoint.reroll_temperature
-        ctx = self.context(temperature)
+        serving = self.serving()
+        ctx = self.context(temperature, serving)
         ctx.stream = live
         today_s = today.isoformat() if isinstance(today, date) else today
         state = InputState(messages=messages, today=today_s, temperature=temperature)
-        return self._run(state, ctx, messages, conversation_id or uuid.uuid4().hex, reroll_of, t0)
+        return self._run(state, ctx, serving, messages, conversation_id or uuid.uuid4().hex, reroll_of, t0)
 
-    def _run(self, state: InputState, ctx: Context, messages: list[dict], conversation_id: str,
+    def _run(self, state: InputState, ctx: Context, serving: Serving, messages: list[dict], conversation_id: str,
              reroll_of: str | None, t0: float) -> Iterator[dict]:
-        out: dict = {}
-        for mode, event in graph.stream(state, context=ctx, stream_mode=["custom", "values"]):
-            if mode == "custom":
-                yield event
-            else:
-                out = event
-        yield {"turn": self._result(out, messages, conversation_id, reroll_of, t0)}
+        # the lease is taken when the turn starts running (a stream never read holds nothing); a model
+        # switched in since the question was checked is the one it runs on, and a switch while it runs
+        # keeps the old server until it ends
+        with self.lease(serving) as held:
+            if held is not serving:
+                live, ctx = ctx.stream, self.context(state.temperature, held)
+                ctx.stream, serving = live, held
+            out: dict = {}
+            for mode, event in graph.stream(state, context=ctx, stream_mode=["custom", "values"]):
+                if mode == "custom":
+                    yield event
+                else:
+                    out = event
+            yield {"turn": self._result(out, serving, messages, conversation_id, reroll_of, t0)}
 
-    def _result(self, out: dict, messages: list[dict], conversation_id: str, reroll_of: str | None,
-                t0: float) -> TurnResult:
+    def _result(self, out: dict, serving: Serving, messages: list[dict], conversation_id: str,
+                reroll_of: str | None, t0: float) -> TurnResult:
         turn_id = uuid.uuid4().hex
         latency = round((time.perf_counter() - t0) * 1000, 1)
         by_id = {i["message_id"]: i for i in out.get("items", [])}
@@ -210,8 +280,9 @@ class ChatService:
             "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
             "context_ids": out.get("context_ids", []), "dropped": out.get("dropped", {}),
             "invalid_citations": out.get("invalid_citations", []), "scrubbed": out.get("scrubbed", []),
-            "fallback_detail": out.get("fallback_detail"), "tokenizer": self.counter.name,
-            "budget": self.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
+            "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
+            "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
+            "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,
         }
         wm = {c: str(ts)[:10] for c, ts in (out.get("watermarks") or {}).items()}
         if not wm:
@@ -221,7 +292,7 @@ class ChatService:
             turn_id=turn_id, conversation_id=conversation_id, answer=out.get("answer", ""),
             citations=out.get("citations", []), uncertain=out.get("uncertain", []), watermarks=wm, trace=trace,
             tokens=dict(out.get("tokens") or {}), latency_ms=latency,
-            model=out.get("served_model") or (self.endpoint.model if out.get("llm_calls") else None),
+            model=out.get("served_model") or (serving.endpoint.model if out.get("llm_calls") else None),
             fallback=out.get("fallback"), refused=bool(out.get("refused")), reroll_of=reroll_of,
             body=out.get("body", ""), freshness=out.get("freshness", []), sources=sources)
         self._remember(turn_id, conversation_id, messages)
@@ -368,12 +439,17 @@ EMBEDDED_SAMPLING = {"frequency_penalty": 0.3, "presence_penalty": None, "repeat
 
 @contextlib.contextmanager
 def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | None = None, n_ctx: int = 16_384,
-                 **server_kwargs) -> Iterator[ChatService]:
+                 follow_registry: bool = False, **server_kwargs) -> Iterator[ChatService]:
     """A ChatService on a live endpoint: the configured/env one, or an embedded llama.cpp server on
     `endpoint.gguf`, else the registry's active model, else the Qwen2.5-Coder-0.5B GGUF (stopped on
-    exit). With an embedded server the budget cap is clamped to its context (`n_ctx`)."""
-    from truffle_assets.llm.gguf import served_gguf
-    from truffle_assets.llm.server import LlamaServer
+    exit). With an embedded server the budget cap is clamped to its context (`n_ctx`).
+
+    `follow_registry`: an embedded server that serves the registry's choice (no explicit GGUF) moves
+    to the model a later promotion or rollback makes active (`served_model.ServedModel`). `truffle
+    serve` asks for it; off by default, so a benchmark or a one-shot `truffle ask` uses one model
+    from start to end. `server_kwargs`: `LlamaServer`'s (alias, log_path, ...) and `interval`, how
+    often the registry is looked at."""
+    from truffle_assets.runtime.served_model import ServedModel
 
     config = config or RuntimeConfig.from_env()
     ep = config.endpoint
@@ -381,9 +457,9 @@ def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | No
     if not resolved.embedded:
         yield ChatService(config, endpoint=resolved)
         return
-    gguf = served_gguf(ep.gguf, config.registry_dir)
     server_kwargs.setdefault("alias", ep.model or "local")
-    with LlamaServer(gguf, n_ctx=n_ctx, **server_kwargs) as srv:
+    with ServedModel(config.registry_dir, ep.gguf or resolved.gguf, n_ctx=n_ctx, **server_kwargs) as served:
+        srv = served.server
         cap = min(config.budget.cap, n_ctx)
         # the 128K budget is for a 30B model behind an endpoint; a 0.5B model on two CPU cores reads
         # ~70 tokens/s, so the embedded default keeps a turn to a few thousand tokens
@@ -392,8 +468,12 @@ def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | No
         # anti-repetition sampling unless the config chose its own
         sampling = {k: v for k, v in EMBEDDED_SAMPLING.items() if getattr(ep, k) in (None, [])}
         cfg = config.model_copy(update={
-            "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(gguf),
+            "endpoint": ep.model_copy(update={"base_url": srv.base_url, "model": srv.alias, "gguf": str(srv.gguf),
                                               "timeout_s": ep.timeout_s if "timeout_s" in ep.model_fields_set else EMBEDDED_TIMEOUT_S,
                                               **sampling}),
             "budget": budget})
-        yield ChatService(cfg, endpoint=srv.endpoint())
+        service = ChatService(cfg, endpoint=srv.endpoint())
+        service.served = served
+        if follow_registry:
+            served.follow(service)
+        yield service
