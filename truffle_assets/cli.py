@@ -96,9 +96,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if args.json:
         print(pack.model_dump_json(indent=2))
         return 0
+    from truffle_assets.runtime.display import as_written
+
     for i, item in enumerate(pack.items, 1):
         flag = " (uncertain)" if item.uncertain else ""
-        print(f"{i:2}. {item.ts:%Y-%m-%d %H:%M} {item.chat_id} {item.author or ''}: {item.text[:120]}{flag}")
+        shown = " ".join(as_written(item.shown_text, item.text).split())  # as written, on one line
+        print(f"{i:2}. {item.ts:%Y-%m-%d %H:%M} {item.chat_id} {item.author or ''}: {shown[:120]}{flag}")
         print(f"    [msg:{item.message_id}] score {item.score:.3f} via {item.via}")
     print(f"memory current to: {pack.watermarks}", file=sys.stderr)
     return 0

@@ -4,11 +4,14 @@ Two tables live under `root`:
 
 * `raw_episodes_index` — one row per message. Message-level passages give message-level recall:
   the benchmark evidence is 1–3 lines among hundreds, and an episode-sized passage would dilute
-  exactly the line that matters. `text` is the message's redacted, normalised text (what the runtime
-  shows); `passage` is what is embedded and BM25-indexed: "Author: text", optionally prefixed by
-  the previous message of the same episode as light context (`context_prev`, off by default and
-  not yet measured: retrieval already scores each candidate with its episode neighbours at
-  query time, which keeps passages precise and lets the context weight be tuned without a reindex).
+  exactly the line that matters. `text` is the message's redacted, normalised text (the search
+  stream); `shown_text` the same message redacted but as the person wrote it (`message_pii`: their
+  spelling and emoji, secrets as [CARD], ...), which is what the runtime shows and nothing searches
+  (null in rows written before it: readers fall back to `text`); `passage` is what is embedded and
+  BM25-indexed: "Author: text", optionally prefixed by the previous message of the same episode
+  as light context (`context_prev`, off by default and not yet measured: retrieval already scores
+  each candidate with its episode neighbours at query time, which keeps passages precise and lets
+  the context weight be tuned without a reindex).
   `keys` holds the entities of the text and the kinds of answer it gives (`index.keys`), BM25-indexed
   on their own; they live in the message's row, so whatever deletes the message deletes its keys.
 * `episodic_summaries` — one row per summary, with the episode's message ids for expansion.
@@ -51,7 +54,8 @@ _MEDIA_ONLY = {"<media omitted>", "<attached>", "image omitted", "video omitted"
                "sticker omitted", "gif omitted", "document omitted", "this message was deleted",
                "you deleted this message", "null"}
 
-RAW_COLUMNS = ["message_id", "episode_id", "chat_id", "day", "ts", "author", "is_user", "text", "salience"]
+RAW_COLUMNS = ["message_id", "episode_id", "chat_id", "day", "ts", "author", "is_user", "text", "salience",
+               "shown_text"]
 SUMMARY_COLUMNS = ["episode_id", "chat_id", "day", "start_ts", "end_ts", "tier", "source", "text",
                    "message_ids", "evidence_message_ids", "salience"]
 
@@ -63,6 +67,7 @@ def raw_schema(dim: int) -> pa.Schema:
         ("is_user", pa.bool_()), ("text", pa.string()), ("passage", pa.string()),
         ("text_sha", pa.string()), ("salience", pa.float64()),
         ("vector", pa.list_(pa.float32(), dim)), ("keys", pa.string()),
+        ("shown_text", pa.string()),  # last: tables written before it get it appended (`_ensure_tables`)
     ])
 
 
@@ -102,6 +107,13 @@ def is_uri(root: str | Path) -> bool:
     return "://" in str(root) and not str(root).startswith("file://")
 
 
+def present(tbl, *cols: str) -> list[str]:
+    """Those of `cols` the table has (at the version it was opened at): older indexes lack the
+    columns added since (`keys`, `shown_text`), and selecting a missing column is an error."""
+    names = tbl.schema.names
+    return [c for c in cols if c in names]
+
+
 def partition_filter(chat_id: str, days: Iterable[date]) -> str:
     return f"chat_id = {sql_str(chat_id)} AND {sql_in('day', sorted(set(days)))}"
 
@@ -111,12 +123,14 @@ def _is_indexable(text: str | None) -> bool:
     return bool(t) and t.lower() not in _MEDIA_ONLY
 
 
-def raw_rows_from(messages: pl.DataFrame, streams: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
+def raw_rows_from(messages: pl.DataFrame, streams: pl.DataFrame, episodes: pl.DataFrame,
+                  pii: pl.DataFrame | None = None) -> pl.DataFrame:
     """Contract frames -> rows for `raw_episodes_index` (without passage/vector).
 
     Skipped, on purpose: system/media/deleted/call rows (kind not in TEXT_KINDS) and rows whose
     normalised text is empty or only a media placeholder — they match every query about "photo"
     and carry no memory. Messages outside any episode keep a null episode_id and salience 0.
+    `pii` (`message_pii`: id, redacted_text) gives `shown_text`; without it the column is null.
     """
     ep = (episodes.select(pl.col("id").alias("episode_id"), "message_ids", "salience")
           .explode("message_ids").rename({"message_ids": "message_id"})
@@ -130,7 +144,17 @@ def raw_rows_from(messages: pl.DataFrame, streams: pl.DataFrame, episodes: pl.Da
             .join(ep, on="message_id", how="left")
             .with_columns(pl.col("salience").fill_null(0.0).cast(pl.Float64))
             .filter(pl.col("text").map_elements(_is_indexable, return_dtype=pl.Boolean)))
-    return rows.select(RAW_COLUMNS).sort("chat_id", "ts", "message_id")
+    if pii is not None:
+        shown = pii.select(pl.col("id").alias("message_id"), pl.col("redacted_text").alias("shown_text"))
+        rows = rows.join(shown, on="message_id", how="left")
+    return _with_shown(rows).select(RAW_COLUMNS).sort("chat_id", "ts", "message_id")
+
+
+def _with_shown(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with a (null) `shown_text` when they lack one: readers then show `text`."""
+    if "shown_text" in rows.columns:
+        return rows
+    return rows.with_columns(pl.lit(None, dtype=pl.String).alias("shown_text"))
 
 
 def summary_rows_from(summaries: pl.DataFrame, episodes: pl.DataFrame) -> pl.DataFrame:
@@ -221,8 +245,11 @@ class MemoryIndex:
             if not self._exists(name):
                 self._db.create_table(name, schema=schema, exist_ok=True)
         raw = self.table(RAW_TABLE)
-        if "keys" not in raw.schema.names:  # a table written before keys: empty until its days are rewritten
-            raw.add_columns({"keys": "CAST(NULL AS STRING)"})
+        # columns added since a table was written: null until its days are rewritten (which the
+        # index asset does for every day when its inputs change, as adding `message_pii` did)
+        for col in ("keys", "shown_text"):
+            if col not in raw.schema.names:
+                raw.add_columns({col: "CAST(NULL AS STRING)"})
 
     def _exists(self, name: str) -> bool:
         # list_tables() pages; we own two tables, so the first page always has them
@@ -266,6 +293,8 @@ class MemoryIndex:
             return pl.DataFrame()
         if name == SUMMARY_TABLE and "evidence_message_ids" not in rows.columns:
             rows = rows.with_columns(pl.col("message_ids").alias("evidence_message_ids"))
+        if name == RAW_TABLE:
+            rows = _with_shown(rows)
         missing = [c for c in cols if c not in rows.columns]
         if missing:
             raise ValueError(f"{name}: rows lack columns {missing}")

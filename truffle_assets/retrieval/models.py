@@ -64,11 +64,14 @@ class EvidenceItem(BaseModel):
     chat_id: str
     ts: datetime
     author: str | None
-    text: str
+    text: str                       # the search stream (normalized: emoji as :shortcode: words)
     score: float
     components: ScoreComponents
     via: str  # 'raw' | 'summary'
     uncertain: bool
+    # the message redacted but as written (spelling, emoji, line breaks): what a person or the model
+    # reads; None from an index built before it (show `text` with its emoji back instead)
+    shown_text: str | None = None
 
 
 class SummaryHit(BaseModel):

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from truffle_assets.index.embedder import Embedder
-from truffle_assets.index.lance import RAW_TABLE, SUMMARY_TABLE, MemoryIndex, sql_in, sql_lit
+from truffle_assets.index.lance import RAW_TABLE, SUMMARY_TABLE, MemoryIndex, present, sql_in, sql_lit
 from truffle_assets.retrieval.candidates import (
     add_key_hits, candidate_pool, expand_summaries, score_summaries, spread_lexical,
 )
@@ -195,7 +195,7 @@ def _scored_pool(query: str, idx: MemoryIndex, w: RetrievalWeights, pack: Eviden
     clock.lap("embed")
     raw_where = _filters(chats, since, until, "ts", "ts")
     terms = query_terms(query, _people(idx, chats))
-    cols = RAW_COLS + (["keys"] if "keys" in raw.schema.names else [])  # indexes built before keys lack it
+    cols = RAW_COLS + present(raw, "keys", "shown_text")  # indexes built before them lack these
     dense = _search(raw, qvec, w.candidates, raw_where, cols)
     clock.lap("dense")
     lexical = _search(raw, terms.bm25, w.candidates, raw_where, cols, fts_col="passage")
@@ -281,7 +281,8 @@ def _evidence_item(r: dict, sig: Signals, j: int, score: float, base: float, w: 
                            speaker=float(sig.speaker[j]))
     return EvidenceItem(
         message_id=r["message_id"], episode_id=r["episode_id"], chat_id=r["chat_id"], ts=r["ts"],
-        author=r["author"], text=r["text"], score=round(float(score), 4), components=comp,
+        author=r["author"], text=r["text"], shown_text=r.get("shown_text"), score=round(float(score), 4),
+        components=comp,
         # dense and BM25 hits (and their BM25 neighbours) are "raw"; the rest came through a summary
         via="raw" if ("_distance" in r or "lex" in r) else "summary",
         uncertain=is_uncertain(sig.semantic[j], sig.lexical[j], sig.summary[j], base, w.uncertain_below))
@@ -317,11 +318,12 @@ def retrieve_baseline(query: str, index: str | Path | MemoryIndex, k: int = 10,
     if raw is None:
         return pack
     where = _filters(list(chats) if chats is not None else None, None, None, "ts", "ts")
+    cols = RAW_COLS + present(raw, "shown_text")
     if mode == "bm25":
-        hits = _search(raw, " ".join(words(query)), k, where, RAW_COLS, fts_col="passage")
+        hits = _search(raw, " ".join(words(query)), k, where, cols, fts_col="passage")
         score = [r["_score"] for r in hits]
     elif mode == "dense":
-        hits = _search(raw, idx.embedder.encode_query(query), k, where, RAW_COLS)
+        hits = _search(raw, idx.embedder.encode_query(query), k, where, cols)
         score = [1.0 - r["_distance"] for r in hits]
     else:
         raise ValueError(f"unknown baseline mode {mode!r}")
@@ -329,6 +331,7 @@ def retrieve_baseline(query: str, index: str | Path | MemoryIndex, k: int = 10,
         comp = ScoreComponents(**({"lexical": s} if mode == "bm25" else {"semantic": s}))
         pack.items.append(EvidenceItem(message_id=r["message_id"], episode_id=r["episode_id"],
                                        chat_id=r["chat_id"], ts=r["ts"], author=r["author"], text=r["text"],
+                                       shown_text=r.get("shown_text"),
                                        score=round(float(s), 4), components=comp, via="raw", uncertain=False))
     pack.timing_ms = {"total": round((time.perf_counter() - t0) * 1000, 2)}
     return pack

@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.prompt import context_block
 from truffle_assets.runtime import privacy
-from truffle_assets.runtime.display import emojize
+from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 from truffle_assets.runtime.tokens import TokenCounter
@@ -49,8 +49,10 @@ def display_text(s: str | None) -> str:
 
 
 def evidence_line(it: dict) -> tuple[str, str, str]:
-    """(id, author, text) of an evidence item as the prompt shows it: one line, redacted, emoji as emoji."""
-    return it["message_id"], one_line(it.get("author") or "Unknown"), display_text(it.get("text"))
+    """(id, author, text) of an evidence item as the prompt shows it: the message as written
+    (`display.as_written`; the search text only in an older index), redacted again, on one line."""
+    shown = privacy.redact_data(as_written(it.get("shown_text"), it.get("text")))
+    return it["message_id"], one_line(it.get("author") or "Unknown"), one_line(shown)
 
 
 # ---- entries and fitting ----------------------------------------------------------------------------

@@ -1,12 +1,15 @@
-"""The person's own words: emoji back from the `:shortcode:` words the search stream holds.
+"""The person's own words: a message as written, and emoji back from `:shortcode:` words.
 
-The published index holds each message's redacted, *normalized* text (`memory.rosetta`: emoji as
-`:shortcode:` words, which is what BM25 and the embedder need). What a person wrote, and what the
-model and the page should read, has the emoji themselves, so the runtime turns every shortcode
-rosetta can produce back into its emoji wherever a message is shown: the prompt's evidence and
-summaries, the evidence panel, and the answer (a model that read shortcodes echoes them). Secret
-placeholders (`[PASSWORD]`, `[OTP]`, …) are ASCII words and pass through untouched, so this never
-un-redacts anything: its input is already-redacted text and its only output changes are emoji.
+The published index holds each message twice, both redacted: `text`, the *normalized* search
+stream (`memory.rosetta`: emoji as `:shortcode:` words, which is what BM25 and the embedder need),
+and `shown_text`, the message as the person wrote it (their spelling, emoji and line breaks,
+secrets as typed placeholders). `as_written` picks what a message shows — the prompt's evidence,
+the evidence panel, cited sources — and falls back to the emojized search text in an index built
+before `shown_text`. Text that exists only in search form (summaries, profile facts) and the answer
+(a model that read shortcodes echoes them) get every shortcode rosetta can produce turned back
+into its emoji. Secret placeholders (`[PASSWORD]`, `[OTP]`, …) are ASCII words and pass through
+untouched, so this never un-redacts anything: its input is already-redacted text and its only
+output changes are emoji.
 
 The inverse is exact for single code points, flags and keycaps; a ZWJ sequence comes back from its
 joined part names ("👩‍💻" from `:woman_personal_computer:`); a skin tone rosetta dropped stays dropped.
@@ -74,6 +77,12 @@ def emoji_for(name: str) -> str | None:
                     best[end] = cand
     parts = best[-1]
     return _ZWJ.join(parts) if parts and len(parts) > 1 else None
+
+
+def as_written(shown: str | None, text: str | None) -> str:
+    """A message as the person wrote it: its redacted raw text (`shown_text`) when the index has it,
+    else its search text with the emoji back."""
+    return shown if shown else emojize(text)
 
 
 def emojize(text: str | None) -> str:

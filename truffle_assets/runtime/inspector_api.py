@@ -37,6 +37,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from truffle_assets.memory.profile import CATEGORIES as PROFILE_CATEGORIES
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.api_guard import error_response
+from truffle_assets.runtime.display import as_written
 from truffle_assets.runtime.limits import clip
 from truffle_assets.runtime.published import load_facts, read_json_cached, read_profile
 
@@ -265,7 +266,8 @@ def register_inspector(app: FastAPI, service: Any) -> None:
                                  "question_too_long", "q")
         pack = guarded("searching the memory", retrieve, q, pointer(), k=k, chats=[chat] if chat else None)
         messages = [{"message_id": i.message_id, "chat_id": i.chat_id, "ts": i.ts.isoformat(),
-                     "author": _clean(i.author), "text": _clean(i.text), "score": round(float(i.score), 4),
+                     "author": _clean(i.author), "text": _clean(as_written(i.shown_text, i.text)),
+                     "score": round(float(i.score), 4),
                      "uncertain": i.uncertain, "via": i.via} for i in pack.items[:k]]
         facts = _match_facts(facts_now()[0], q)
         if chat:

@@ -39,8 +39,19 @@ def read_json_cached(path: Path) -> Any:
     return data
 
 
+MESSAGE_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "text"]
+
+
+def _message_cols(tbl) -> list[str]:
+    """What a shown message needs; `shown_text` (the text as written) where the index has it."""
+    from truffle_assets.index.lance import present
+
+    return MESSAGE_COLS + present(tbl, "shown_text")
+
+
 def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
-    """Rows of the published `raw_episodes_index` for `ids` (message_id, episode_id, chat_id, ts, author, text)."""
+    """Rows of the published `raw_episodes_index` for `ids` (message_id, episode_id, chat_id, ts, author,
+    text, and shown_text unless the index predates it)."""
     from truffle_assets.index.lance import RAW_TABLE, sql_in
     from truffle_assets.retrieval import open_index
 
@@ -50,7 +61,7 @@ def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
     if tbl is None:
         return []
     rows = (tbl.search().where(sql_in("message_id", ids))
-            .select(["message_id", "episode_id", "chat_id", "ts", "author", "text"]).limit(len(ids)).to_list())
+            .select(_message_cols(tbl)).limit(len(ids)).to_list())
     order = {m: i for i, m in enumerate(ids)}
     return sorted(rows, key=lambda r: order.get(r["message_id"], 0))
 
@@ -70,7 +81,7 @@ def fetch_day(pointer: Path, chat_id: str, day: str, limit: int = 2_000) -> list
     if tbl is None:
         return []
     rows = (tbl.search().where(f"chat_id = {sql_str(chat_id)} AND day = date {sql_str(day)}")
-            .select(["message_id", "episode_id", "chat_id", "ts", "author", "text"]).limit(limit).to_list())
+            .select(_message_cols(tbl)).limit(limit).to_list())
     return sorted(rows, key=lambda r: (r["ts"], r["message_id"]))
 
 

@@ -36,7 +36,7 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.config import RuntimeConfig
 from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.prompts import system_prompt, template_version
-from truffle_assets.runtime.display import emojize
+from truffle_assets.runtime.display import as_written
 from truffle_assets.runtime.published import fetch_day, fetch_messages, load_facts, read_json_cached, read_profile
 from truffle_assets.runtime.state import Context, InputState
 from truffle_assets.runtime.tokens import TokenCounter
@@ -273,7 +273,8 @@ class ChatService:
         latency = round((time.perf_counter() - t0) * 1000, 1)
         by_id = {i["message_id"]: i for i in out.get("items", [])}
         sources = [{k: by_id[c].get(k) for k in ("message_id", "chat_id", "ts", "author", "uncertain")}
-                   | {"text": emojize(by_id[c].get("text") or "")} for c in out.get("citations", []) if c in by_id]
+                   | {"text": as_written(by_id[c].get("shown_text"), by_id[c].get("text"))}
+                   for c in out.get("citations", []) if c in by_id]
         trace = {
             "steps": out.get("trace", []), "recalls": out.get("intents", []), "tool_calls": out.get("tool_calls", []),
             "recall_count": out.get("recall_count", 0), "max_recalls": out.get("max_recalls"),
@@ -347,11 +348,12 @@ class ChatService:
 
     @staticmethod
     def _row(r: dict) -> dict:
-        """A message as callers see it: the person's emoji back (`display.emojize`), still redacted."""
+        """A message as callers see it: as written (`display.as_written`), still redacted."""
         ts = r.get("ts")
         ts_s = ts.isoformat() if hasattr(ts, "isoformat") else (str(ts) if ts is not None else None)
         return {"message_id": r["message_id"], "chat_id": r["chat_id"], "ts": ts_s,
-                "day": ts_s[:10] if ts_s else None, "author": r.get("author"), "text": emojize(r.get("text") or "")}
+                "day": ts_s[:10] if ts_s else None, "author": r.get("author"),
+                "text": as_written(r.get("shown_text"), r.get("text"))}
 
     def fact(self, fact_id: str) -> dict | None:
         """A fact from the published facts.json (current or superseded) with its evidence messages."""

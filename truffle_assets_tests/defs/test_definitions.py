@@ -16,7 +16,7 @@ PARENTS = {
     "episodes": {"message_streams"},
     "summaries": {"episodes"},
     "facts": {"message_streams", "summaries"},
-    "memory_index": {"message_streams", "episodes", "summaries"},
+    "memory_index": {"message_pii", "message_streams", "episodes", "summaries"},  # message_pii: shown_text
     "profile": {"facts"},
     # training and eval: not partitioned, one candidate run folder per training run
     "transcripts": set(),

@@ -121,10 +121,52 @@ def test_lancedb_index_and_latest_json_published(world):
     assert set(raw["message_id"]) <= ids and raw["message_id"].n_unique() == raw.height
     eps = set(frame(world.db, "SELECT id FROM episodes")["id"])
     assert set(raw["episode_id"].drop_nulls()) <= eps
+    # what the runtime shows: the message redacted but as written; what is searched: the normalized stream
+    pii = dict(frame(world.db, "SELECT id, redacted_text FROM message_pii").iter_rows())
+    streams = dict(frame(world.db, "SELECT id, normalized_text FROM message_streams").iter_rows())
+    assert raw["shown_text"].to_list() == [pii[m] for m in raw["message_id"]]
+    assert raw["text"].to_list() == [streams[m] for m in raw["message_id"]]
+    assert (raw["shown_text"] != raw["text"]).any()  # the corpus has emoji: the two differ somewhere
     # the watermark is the newest indexed message of the chat, inside the run's range
     indexed = frame(world.db, f"SELECT max(ts) AS ts FROM messages WHERE {IN_RANGE} AND list_contains(?, id)",
                     [*params(), raw["message_id"].to_list()])["ts"][0]
     assert pointer["watermarks"] == {CHAT: indexed.isoformat()} and FIRST <= indexed.date() <= LAST
+
+
+def test_an_index_built_before_shown_text_gets_it_on_its_next_build(world, tmp_path):
+    """An index from before `shown_text`: no column, and day digests recorded without `message_pii`
+    among the index's inputs. Its next build rewrites every day once, fills the column from
+    `message_pii` and embeds nothing (the search text, which vectors key on, is unchanged)."""
+    import shutil
+
+    from truffle_assets import stage_days
+    from truffle_assets.defs.index.assets import memory_index
+
+    root = clone_store(world, tmp_path)
+    shutil.copytree(world.root / "index", root / "index")
+    lancedb.connect(str(root / "index")).open_table("raw_episodes_index").drop_columns(["shown_text"])
+    model = json.loads((world.published / "latest.json").read_text())["embedding_model"]
+    with duckdb.connect(str(root / "memory.duckdb")) as con:
+        months = sorted({d.replace(day=1) for (d,) in con.execute(
+            "SELECT day FROM stage_days WHERE stage = 'memory_index' AND chat_id = ?", [CHAT]).fetchall()})
+        old = stage_days.derived(con, ["message_streams", "episodes", "summaries"], CHAT, months, model)
+        for day, digest in old.items():
+            con.execute("UPDATE stage_days SET digest = ? WHERE stage = 'memory_index' AND chat_id = ? AND day = ?",
+                        [digest, CHAT, day])
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(chats.name, [CHAT])
+    res = make_resources(root, world.corpus.exports)
+    first = dg.materialize([memory_index], instance=instance, resources=res, tags=range_tags())
+    meta = metadata(first, "memory_index")[0]
+    assert first.success and meta["days_kept"] == 0 and meta["days_redone"] == len(old)
+    assert meta["texts_embedded"] == 0
+    pointer = json.loads((root / "published" / "latest.json").read_text())
+    raw = pl.from_arrow(lancedb.connect(str(root / "index")).open_table(
+        "raw_episodes_index", version=pointer["tables"]["raw_episodes_index"]).to_arrow())
+    pii = dict(frame(root / "memory.duckdb", "SELECT id, redacted_text FROM message_pii").iter_rows())
+    assert raw.height and raw["shown_text"].to_list() == [pii[m] for m in raw["message_id"]]
+    again = dg.materialize([memory_index], instance=instance, resources=res, tags=range_tags())
+    assert metadata(again, "memory_index")[0]["days_redone"] == 0  # once, not on every build
 
 
 def test_profile_json_written_with_version(world):

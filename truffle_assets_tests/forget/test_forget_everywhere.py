@@ -93,6 +93,8 @@ def test_nothing_of_them_is_left_in_any_store_or_version(forgotten):
     raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
     keys = " ".join(k or "" for k in raw.to_arrow()["keys"].to_pylist()).split()
     assert "saturday" in keys and not {"pune", "infosys", "rahul"} & set(keys)  # Priya's keys stay, the forgotten go
+    shown = "\n".join(raw.to_arrow()["shown_text"].to_pylist())  # the text the runtime shows, as written
+    assert "meetup on Saturday?" in shown and not any(w in shown for w in ("Pune", "Infosys", "7am", "[OTP]"))
     with _db(root) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE raw_text LIKE '%Infosys%' OR raw_text LIKE '%Pune%'"
                            ).fetchall()[0][0] == 0
@@ -127,7 +129,7 @@ def _content(root: Path) -> dict[str, list]:
 
     raw = lancedb.connect(str(root / "index")).open_table("raw_episodes_index", version=pointer["tables"]["raw_episodes_index"])
     # keys (entities, answer tags) ride in the message's row: a forgotten line takes its keys along
-    out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage", "keys"]).to_pylist()))
+    out["lance_raw"] = sorted(map(repr, raw.to_arrow().select(["message_id", "passage", "keys", "shown_text"]).to_pylist()))
     return out
 
 

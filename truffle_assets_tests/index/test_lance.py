@@ -100,3 +100,26 @@ def test_refresh_folds_new_rows_into_the_indexes_it_built_once(tmp_path, embedde
     assert all(tbl.index_stats(name).num_unindexed_rows == 0 for name in built)  # bob's rows are in every index
     hits = tbl.search(word, query_type="fts").limit(10).to_arrow()["chat_id"].to_pylist()
     assert "bob" in hits, word
+
+
+def test_a_table_written_before_shown_text_gets_it_when_its_days_are_rewritten(tmp_path, embedder):
+    """`shown_text` (the redacted raw text the runtime shows) rides beside the search text: an old
+    table gets the column on its next write, the rewritten days fill it without re-embedding
+    (vectors key on the embedded search text), the days not rewritten stay null until theirs."""
+    messages, streams, episodes = contract_frames()
+    idx = MemoryIndex(tmp_path / "idx", embedder)
+    _load(idx)
+    idx.table(RAW_TABLE).drop_columns(["shown_text"])  # what a table from before the column holds
+    idx = MemoryIndex(tmp_path / "idx", embedder)
+    assert "shown_text" not in idx.table(RAW_TABLE).schema.names
+    pii = messages.select("id", (pl.col("raw_text") + " 🐱").alias("redacted_text"))  # as written: emoji kept
+    alice = raw_rows_from(messages, streams, episodes, pii).filter(pl.col("chat_id") == "alice")
+    out = idx.upsert_partitions("alice", [D1, D2], alice)
+    assert out[RAW_TABLE]["embedded"] == 0 and out[RAW_TABLE]["added"] == 6
+    rows = pl.from_arrow(idx.table(RAW_TABLE).to_arrow())
+    shown = dict(zip(rows["message_id"], rows["shown_text"]))
+    assert shown["a4"] == "My cat Miso knocked over the plant again 🐱"
+    assert shown["b1"] is None and shown["b2"] is None  # bob's day was not rewritten
+    texts = dict(zip(rows["message_id"], rows["text"]))
+    assert texts["a4"] == "My cat Miso knocked over the plant again"  # search text unchanged
+    assert raw_rows_from(messages, streams, episodes)["shown_text"].null_count() == 8  # no pii frame: null

@@ -8,7 +8,7 @@ import polars as pl
 from truffle_assets.faults import crash_point
 from truffle_assets import stage_days, store
 from truffle_assets.defs.memory.assets import (
-    PARTITIONED, episodes, message_streams, month_work, redacted_authors, summaries,
+    PARTITIONED, episodes, message_pii, message_streams, month_work, redacted_authors, summaries,
 )
 from truffle_assets.defs.metadata import describe_months, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, PublishedResource
@@ -18,15 +18,16 @@ from truffle_assets.index.lance import raw_rows_from, summary_rows_from
 
 @dg.asset(
     **{**PARTITIONED, "group_name": "index"},
-    deps=[message_streams, episodes, summaries],
+    deps=[message_pii, message_streams, episodes, summaries],
     kinds={"lancedb", "duckdb"},
-    code_version="1",
+    code_version="2",  # 2: `shown_text` (the redacted raw text) beside the search text
     description=(
-        "LanceDB tables `raw_episodes_index` (one row per message: redacted, normalized text, episode id, "
-        "chat/day/ts, salience, MiniLM vector) and `episodic_summaries` (one row per summary with its "
-        "message ids), each with a native BM25 index. Each run replaces the days of its chat-months whose "
-        "inputs changed, re-embeds only texts not already indexed, then publishes latest.json: table versions and a "
-        "watermark per chat, which is all the chat runtime reads."
+        "LanceDB tables `raw_episodes_index` (one row per message: redacted, normalized text for search and "
+        "the redacted raw text the runtime shows, episode id, chat/day/ts, salience, MiniLM vector) and "
+        "`episodic_summaries` (one row per summary with its message ids), each with a native BM25 index. "
+        "Each run replaces the days of its chat-months whose inputs changed, re-embeds only texts not already "
+        "indexed, then publishes latest.json: table versions and a watermark per chat, which is all the chat "
+        "runtime reads."
     ),
 )
 def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: IndexResource,
@@ -36,7 +37,10 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
     embedded = dropped = versions_removed = 0
     t0 = time.perf_counter()
     with duckdb.connect() as con:
-        parts, work = month_work(context, con, "memory_index", ["message_streams", "episodes", "summaries"],
+        # message_pii gives `shown_text`; adding it changed every day's digest, so an index built
+        # before it rewrites each day once (vectors reused: the embedded text is unchanged)
+        parts, work = month_work(context, con, "memory_index",
+                                 ["message_pii", "message_streams", "episodes", "summaries"],
                                  idx.embedder.model_name)
         for chat, w in work.items():
             if not w.todo:  # every day of its months is already indexed
@@ -44,10 +48,11 @@ def memory_index(context: dg.AssetExecutionContext, duckdb: DuckDBStore, index: 
             days = w.days
             msgs = store.read_days(con, "messages", chat, days, "id, chat_id, day, ts, author, is_user, kind")
             streams = store.read_days(con, "message_streams", chat, days, "id, normalized_text")
+            pii = store.read_days(con, "message_pii", chat, days, "id, redacted_text")
             eps = store.read_days(con, "episodes", chat, days)
             summ = store.read_days(con, "summaries", chat, days)
             names = redacted_authors(msgs)
-            raw = raw_rows_from(msgs.with_columns(pl.col("author").replace(names)), streams, eps)
+            raw = raw_rows_from(msgs.with_columns(pl.col("author").replace(names)), streams, eps, pii)
             stats = idx.upsert_partitions(chat, days, raw, summary_rows_from(summ, eps))
             crash_point("memory_index:lance_written")
             with store.transaction(con):  # after the LanceDB write: a crash in between only redoes the days
