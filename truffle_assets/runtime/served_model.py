@@ -151,8 +151,12 @@ class ServedModel:
         if self._stop.is_set():  # serve is exiting
             new.stop()
             return False
-        with self._lock:
+        try:
             old_endpoint = self._service.switch_model(new.endpoint(), gguf)
+        except Exception as exc:  # noqa: BLE001 - e.g. its tokenizer does not load: nothing was switched
+            new.stop()
+            return self._failed(f"could not switch to {model['file']}: {exc}; still serving {current.get('file')}")
+        with self._lock:
             old, self.server = self.server, new
             self._model, self._error, self._checked_at = model | {"since": _now()}, None, _now()
         log.warning("now serving %s (%s, %s); was %s", model["file"], model["source"], model["run_id"] or "-",

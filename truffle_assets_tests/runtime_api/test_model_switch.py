@@ -182,6 +182,20 @@ def test_a_running_turn_keeps_its_server_until_it_ends(tmp_path, registry, ggufs
         assert turn.trace["model_file"] == "run-b-q4_k_m.gguf" and turn.trace["llm_calls"] >= 1
 
 
+def test_a_model_llama_cpp_cannot_load_keeps_the_old_one(tmp_path, registry, ggufs):
+    a, _ = ggufs
+    registry.promote(run_of(tmp_path, "run-a", a), gate_passed=True, reason="first model")
+    with open_service(config(tmp_path), n_ctx=2048, follow_registry=True, interval=POLL_S) as svc:
+        server = svc.served.server
+        registry.promote(make_run(tmp_path, "run-broken"), gate_passed=True, reason="bad export")  # not a GGUF
+        status = wait_for(lambda: (s := svc.model_status())["error"] and s, "the failed start reported")
+        assert status["error"].startswith("llama.cpp could not start on run-broken-q4_k_m.gguf (run-broken); "
+                                          "still serving run-a-q4_k_m.gguf"), status["error"]
+        assert status["run_id"] == "run-a" and svc.served.server is server and server.running
+        assert model_of(svc) == ("run-a-q4_k_m.gguf", "gguf:run-a-q4_k_m.gguf")
+        assert llama_servers(tmp_path) == ["run-a-q4_k_m.gguf"]  # the failed one is not left behind
+
+
 def test_an_explicit_gguf_or_an_endpoint_is_never_switched(tmp_path, registry, ggufs):
     a, b = ggufs
     registry.promote(run_of(tmp_path, "run-a", a), gate_passed=True, reason="first model")
