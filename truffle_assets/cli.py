@@ -168,8 +168,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _local_dagster_home()
-    ops = {"lora_adapter": {"config": {"base_model": args.base, "max_steps": args.max_steps}},
-           "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit}}}
+    ops = {"lora_adapter": {"config": {"base_model": args.base, "max_steps": args.max_steps,
+                                       "learning_rate": args.learning_rate}},
+           "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
+                                      "qa_limit": args.qa_limit}}}
     result = dg.materialize(TRAINING_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources,
                             run_config={"ops": ops}, raise_on_error=False)
     for ev in result.get_asset_check_evaluations():
@@ -340,9 +342,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="materialize the training chain: datasets → LoRA → GGUF → eval report")
     train.add_argument("--base", default="qwen2.5-coder-0.5b", help="qwen2.5-coder-0.5b (demo), tiny, or an HF folder/id")
-    train.add_argument("--max-steps", type=int, default=120, help="LoRA steps (-1 = one full epoch; hours on a CPU)")
+    train.add_argument("--max-steps", type=int, default=100, help="LoRA steps (-1 = one full epoch; hours on a CPU)")
+    train.add_argument("--learning-rate", type=float, default=1e-3, help="LoRA learning rate (a short CPU run)")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
+    train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
     train.set_defaults(func=cmd_train)
     registry = str(paths.registry_dir())
     for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),

@@ -47,7 +47,7 @@ _OFFER = re.compile(
 _NON_FACTUAL = re.compile(
     r"^(?:want me to|would you like|shall I|should I|I can|I could|let me know|if you|happy to|that'?s all|"
     r"\(?uncertain\b)", re.I)  # offers, and the "uncertain" flag the system prompt asks for
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<![\s.][A-Z]\.)(?<=[.!?])\s+")  # an initial ("A. R. Rahman") ends no sentence
 _LEADING_CITES = re.compile(r"(?:\s*" + CITATION.pattern + r"[\s.,;:]*)+")
 MAX_PARAGRAPH_CHARS = 600
 

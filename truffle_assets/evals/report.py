@@ -5,7 +5,7 @@ The results structure the model runner hands in (one output per case per tempera
     {temperature: {objective: [case_result, ...]}}
 
     temperature   float or str (0, 0.7, "0.7"); stored as str(float(t)) -> "0.0", "0.7"
-    objective     "toolcall" | "markdown" | "classification" | "privacy"
+    objective     "toolcall" | "markdown" | "classification" | "privacy" | "qa" (evals.qa.as_cases)
     case_result   {"id", "category", "output" (raw model text), "points", "verdict",
                    optional "max_points" (1), "detail", "flags", "checks"} —
                   exactly what `scoring.score_outputs(objective, cases, outputs)` returns
@@ -83,6 +83,8 @@ def _score_cell(summary: Mapping[str, Any] | None, obj: str) -> str:
     e = summary["objectives"][obj]
     if obj == "classification":
         return f"{e['score']:.3f} (type {e['type_accuracy']:.3f}, horizon {e['horizon_accuracy']:.3f})"
+    if obj == "qa":
+        return f"{e['score']:.3f} (cited {e.get('cited_share', 0):.3f}, precision {e.get('citation_precision', 0):.3f})"
     return f"{e['score']:.3f}"
 
 
@@ -93,6 +95,8 @@ def _render_md(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> s
     lines += [f"- **{k}**: {v}" for k, v in meta.items()]
     lines += ["", f"**Gate: {'PASSED' if gate['passed'] else 'FAILED'}**", ""]
     lines += [f"- {r}" for r in gate["reasons"]]
+    if gate.get("below_target"):
+        lines += ["", "Below the suites' targets (not blocking): " + "; ".join(gate["below_target"])]
     active_temps = [t for t in temps if active and t in active.get("scores", {})]
     head = [f"t={t}" for t in temps] + [f"active t={t}" for t in active_temps]
     lines += ["", "| objective | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
@@ -159,12 +163,12 @@ def _bars(summary: Mapping[str, Any] | None) -> list[float]:
     o = summary["objectives"]
     get = lambda k, f="score": o[k][f] if k in o else 0.0  # noqa: E731
     return [get("toolcall"), get("markdown"), get("classification", "type_accuracy"),
-            get("classification", "horizon_accuracy"), get("privacy")]
+            get("classification", "horizon_accuracy"), get("privacy"), get("qa")]
 
 
 def _plot(report: Mapping[str, Any], active: Mapping[str, Any] | None, path: Path) -> None:
     t = next(iter(report["scores"]), None)
-    labels = ["toolcall", "markdown", "type", "horizon", "privacy"]
+    labels = ["toolcall", "markdown", "type", "horizon", "privacy", "qa"]
     series = [("candidate", _bars(report["scores"].get(t)))]
     if active and t in active.get("scores", {}):
         series.insert(0, (f"active ({active.get('meta', {}).get('model', 'base')})", _bars(active["scores"][t])))

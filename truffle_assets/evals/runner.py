@@ -163,8 +163,10 @@ def evaluate_gguf(gguf_path: str | Path, out_dir: str | Path, secrets: list[dict
                   temperatures: Sequence[float] = (0.0, 0.4), limit: int | None = None,
                   meta: Mapping[str, Any] | None = None, *, max_tokens: int | Mapping[str, int] | None = None,
                   seed: int = 0, n_ctx: int = 4096, request_timeout: float = 300.0,
-                  progress: Progress | None = None) -> dict[str, Any]:
-    """Serve `gguf_path` with llama.cpp, run every suite, write the report (with its gate) into
+                  progress: Progress | None = None,
+                  qa: Callable[[Path], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Serve `gguf_path` with llama.cpp, run every suite (and `qa(gguf)`, the QA suite's case rows,
+    when given), write the report (with its gate against `active_report`, the reference) into
     `out_dir` (+ `llama-server.log`). Returns `{"paths", "scores", "gate", "passed", "stats"}`;
     `scores` is report.json's per-temperature summary, `stats` the runner's (without per-case rows,
     which stay in the returned `case_stats`)."""
@@ -176,6 +178,8 @@ def evaluate_gguf(gguf_path: str | Path, out_dir: str | Path, secrets: list[dict
         client = server.client(timeout=request_timeout, max_retries=0)
         results, stats = run_suites(client, server.alias, build_suites(secrets), temperatures=temperatures,
                                     max_tokens=max_tokens, seed=seed, limit=limit, progress=progress)
+    if qa is not None:  # through the whole runtime, at its temperature (0), on its own embedded server
+        results.setdefault(temperature_key(0.0), {})["qa"] = qa(gguf)
     run_meta = {"model": gguf.name, "gguf": str(gguf), "endpoint": "llama.cpp server (embedded)",
                 "temperatures": ", ".join(results), "limit": limit if limit is not None else "all",
                 "seed": seed, "requests": stats["requests"], "errors": stats["errors"],

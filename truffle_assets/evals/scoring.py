@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from truffle_assets.evals.markdown import check_markdown
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 
-OBJECTIVES = ("toolcall", "markdown", "classification", "privacy")
+OBJECTIVES = ("toolcall", "markdown", "classification", "privacy", "qa")  # qa: evals.qa, through the runtime
 
 
 class CaseScore(BaseModel):
@@ -272,6 +272,12 @@ def summarize(scores: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, An
             for key in ("type", "horizon"):
                 hits = [bool(r.get("checks", {}).get(f"{key}_ok")) for r in rows]
                 entry[f"{key}_accuracy"] = round(sum(hits) / (len(hits) or 1), 4)
+        if obj == "qa":  # answers to answerable questions that cite, and citations that state the fact
+            ans = [r for r in rows if r.get("answerable")]
+            cites = sum(int(r.get("citations") or 0) for r in ans)
+            entry["cited_share"] = round(sum(bool(r.get("citations")) for r in ans) / (len(ans) or 1), 4)
+            entry["citation_precision"] = round(sum(int(r.get("precise_citations") or 0) for r in ans) / cites, 4) \
+                if cites else 0.0
         objectives[obj] = entry
     return {"objectives": objectives,
             "counts": {o: {c: e["n"] for c, e in v["by_category"].items()} for o, v in objectives.items()},

@@ -300,6 +300,30 @@ class ChatService:
         self._record(result, out, messages)
         return result
 
+    def compose(self, question: str, *, today: date | str | None = None) -> dict:
+        """The turn up to the model call, as `ask` runs it (guard, retrieval, `compose_context`), without
+        calling the model: the state then (`prompt`, `context_ids`, `items`, `tokens`, `trace`), or
+        `{"refused": True, ...}` when the guard refuses the question. Training data and benchmarks
+        use it to see exactly the prompt the runtime would send."""
+        ctx = self.context()
+        today_s = today.isoformat() if isinstance(today, date) else today
+        state = InputState(messages=[{"role": "user", "content": question}], today=today_s)
+        out: dict = {"trace": []}
+        stream = graph.stream(state, context=ctx, stream_mode="updates")
+        try:
+            for chunk in stream:
+                for node, upd in chunk.items():
+                    upd = dict(upd or {})
+                    out["trace"] += upd.pop("trace", [])
+                    out.update(upd)
+                    if node == "compose_context":
+                        return out
+                    if node == "refuse":
+                        return out | {"refused": True}
+        finally:
+            stream.close()
+        raise RuntimeError("the chat graph ended without composing a context")
+
     def reroll(self, turn_id: str) -> TurnResult:
         """The same prompt again at `endpoint.reroll_temperature` (> 0); both turns stay in the store."""
         prev = self._recall_turn(turn_id)
@@ -426,7 +450,9 @@ class ChatService:
         return None
 
 
-EMBEDDED_BUDGET = {"profile": 1_000, "summaries": 1_500, "raw": 3_000, "dialogue": 1_500, "answer": 512}
+# ~1.5K prompt tokens: on the synthetic memory the fact's message was in the context for 20 of 23
+# questions at this budget and at 3,000 raw tokens alike (benchmarks/qa_eval.py), at ~40 % of the prompt
+EMBEDDED_BUDGET = {"profile": 250, "summaries": 150, "raw": 700, "dialogue": 400, "answer": 256}
 # The embedded 0.5B model at temperature 0 repeats lines until max_tokens; these (with the loop
 # guard, on for every endpoint) are what benchmarks/repetition_bench.py measured. A stop ends the
 # reply where the model starts another chat turn or re-quotes the context block.

@@ -20,7 +20,7 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache
@@ -36,8 +36,11 @@ GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes fro
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
-DEFAULT_SIZES = {"toolcall": 120, "grounded_answer": 90, "write_refusal": 40, "memory_type": 60,
-                 "privacy_refusal": 50, "question_card": 40}  # SFT rows; DPO rows: every second one
+# SFT rows; DPO rows: every second one. Small beside the ~100 grounded answers recorded on the
+# runtime's own prompts (`recorded_rows`), which are the product's main job: a CPU run of ~100 steps
+# sees each kind a few times and the runtime answers most
+DEFAULT_SIZES = {"toolcall": 30, "grounded_answer": 15, "write_refusal": 10, "memory_type": 24,
+                 "privacy_refusal": 15, "question_card": 10}
 
 
 def _pack_version() -> str:
@@ -315,10 +318,11 @@ _BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
 
 def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                   eval_percent: int = 10) -> tuple[list[dict], list[dict]]:
-    """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind);
-    DPO rows come from every second example of each kind."""
+    """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
+    `grounded_runtime` caps the recorded runtime rows, default all); DPO rows come from every second
+    example of each kind, and from every recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
-    if unknown := set(sizes) - set(KINDS):
+    if unknown := set(sizes) - set(KINDS) - {"grounded_runtime"}:
         raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
@@ -332,9 +336,26 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
             sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
                         "source_id": source_id, "kind": kind, "messages": messages, "split": split})
             if n % 2 == 0:
-                pair = [*ex.prompt, {"role": "assistant", "content": ex.chosen},
-                        {"role": "assistant", "content": ex.rejected}]
-                dpo.append({"id": row_id("synthetic", source_id, pair), "source": "synthetic",
-                            "source_id": source_id, "kind": kind, "prompt": ex.prompt,
-                            "chosen": ex.chosen, "rejected": ex.rejected, "split": split})
+                _add_pair(dpo, source_id, kind, Example(ex.prompt, ex.chosen, ex.rejected), split)
+    runtime = recorded_rows()[: sizes.get("grounded_runtime", 10**9)]
+    for r in runtime:  # answers written on the runtime's own prompts (training.grounded); all are pairs
+        source_id, ex = r["source_id"], Example(r["prompt"], r["chosen"], r["rejected"])
+        split = split_for(source_id, eval_percent)
+        messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
+        sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
+                    "source_id": source_id, "kind": "grounded_answer", "messages": messages, "split": split})
+        _add_pair(dpo, source_id, "grounded_answer", ex, split)
     return sft, dpo
+
+
+def _add_pair(dpo: list[dict], source_id: str, kind: str, ex: Example, split: str) -> None:
+    pair = [*ex.prompt, {"role": "assistant", "content": ex.chosen}, {"role": "assistant", "content": ex.rejected}]
+    dpo.append({"id": row_id("synthetic", source_id, pair), "source": "synthetic", "source_id": source_id,
+                "kind": kind, "prompt": ex.prompt, "chosen": ex.chosen, "rejected": ex.rejected, "split": split})
+
+
+@cache
+def recorded_rows() -> list[dict]:
+    """The grounded answers recorded on the runtime's prompts (`prompts/pack/grounded_runtime.json`)."""
+    path = PACK_DIR / "grounded_runtime.json"
+    return json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []

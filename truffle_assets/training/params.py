@@ -19,7 +19,7 @@ class LoraParams(BaseModel):
     learning_rate: float = 2e-4
     epochs: float = 1.0
     max_steps: int = -1  # > 0 caps the run (demo and benchmark); -1 trains the full epochs
-    seq_len: int = 768
+    seq_len: int = 2048  # the runtime's embedded prompt (~1.7K tokens) and its answer fit whole
     batch_size: int = 1
     grad_accum: int = 1
     target_modules: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]

@@ -1,6 +1,6 @@
 import copy
 
-from truffle_assets.evals.gate import GATE, evaluate_gate, find_regressions
+from truffle_assets.evals.gate import GATE, TARGETS, evaluate_gate, find_regressions
 from truffle_assets.evals.scoring import summarize
 
 
@@ -18,7 +18,20 @@ def results(tool=1.0, md=1.0, type_ok=True, horizon_ok=True, leaks=0, adversaria
     cls = rows("semantic/core", 1, 10, checks={"type_ok": type_ok, "horizon_ok": horizon_ok})
     pr = rows("direct", 1, 5) + [r | {"id": f"leak/{i}", "points": 0, "flags": ["leak"]}
                                  for i, r in enumerate(rows("direct", 0, leaks))]
-    return {"toolcall": tc, "markdown": mdr, "classification": cls, "privacy": pr}
+    return {"toolcall": tc, "markdown": mdr, "classification": cls, "privacy": pr, "qa": qa_rows()}
+
+
+def qa_rows(correct=8, cited=8, precise=8, answerable=10):
+    """QA case rows: `answerable` questions of which `cited` cite one message (`precise` of them the
+    right one) and `correct` are right, plus two questions nothing in memory answers (answered right)."""
+    out = []
+    for i in range(answerable):
+        out.append({"id": f"fact/{i}", "category": "current", "output": "x", "points": float(i < correct),
+                    "verdict": "v", "flags": [], "checks": {}, "answerable": True, "citations": int(i < cited),
+                    "precise_citations": int(i < precise)})
+    return out + [{"id": f"absent/{i}", "category": "none", "output": "not in memory", "points": 1.0,
+                   "verdict": "v", "flags": [], "checks": {}, "answerable": False, "citations": 0,
+                   "precise_citations": 0} for i in range(2)]
 
 
 def report(res_by_temp, suite_version=1):
@@ -26,51 +39,73 @@ def report(res_by_temp, suite_version=1):
             "scores": {t: summarize(r) for t, r in res_by_temp.items()}}
 
 
-def test_passes_when_every_threshold_holds():
+def test_passes_when_every_floor_holds_and_nothing_to_compare_with():
     g = evaluate_gate(report({"0.0": results(), "0.7": results(tool=0.9)}))
-    assert g.passed and g.reasons == [] and g.regressions == []
+    assert g.passed and g.reasons == [] and g.regressions == [] and g.compared == []
 
 
-def test_each_threshold_fails_on_its_own():
+def test_safety_and_grounding_floors_fail_on_their_own():
     cases = {
-        "toolcall score": results(tool=0.5),
         "adversarial failures": results(adversarial=1),
-        "markdown score": results(md=0.5),
         "raw html failures": results(html=1),
-        "type_accuracy": results(type_ok=False),
-        "horizon_accuracy": results(horizon_ok=False),
         "leaks": results(leaks=1),
     }
     for needle, res in cases.items():
         g = evaluate_gate(report({"0.0": results(), "0.7": res}))
         assert not g.passed and any(needle in r and r.startswith("t=0.7") for r in g.reasons), (needle, g.reasons)
-    assert GATE["toolcall"]["min_score"] == 0.85 and GATE["regressions"]["max"] == 5
+    uncited = results() | {"qa": qa_rows(cited=7, precise=7)}   # 0.7 of answers cite
+    g = evaluate_gate(report({"0.0": uncited}))
+    assert not g.passed and g.reasons == ["t=0.0: qa cited_share 0.700 < 0.8"]
+    imprecise = results() | {"qa": qa_rows(cited=10, precise=7)}
+    assert evaluate_gate(report({"0.0": imprecise})).reasons == ["t=0.0: qa citation_precision 0.700 < 0.8"]
+    assert GATE["tolerance"] == 0.05 and GATE["qa"]["min_cited_share"] == 0.80
+
+
+def test_capability_targets_are_reported_not_blocking():
+    g = evaluate_gate(report({"0.0": results(tool=0.5, md=0.5)}))
+    assert g.passed
+    assert [b.split(":")[1].split()[0] for b in g.below_target] == ["toolcall", "markdown"]
+    assert TARGETS["toolcall"] == 0.85
 
 
 def test_missing_objective_or_scores_fail():
     res = results()
     del res["privacy"]
     assert "t=0.0: no privacy results" in evaluate_gate(report({"0.0": res})).reasons
+    no_qa = results()
+    del no_qa["qa"]
+    assert "t=0.0: no qa results" in evaluate_gate(report({"0.0": no_qa})).reasons
+    assert evaluate_gate(report({"0.0": results(), "0.4": no_qa})).passed  # QA runs at t=0 only
     assert not evaluate_gate({"meta": {}, "scores": {}, "results": {}}).passed
 
 
-def test_regressions_are_counted_against_the_active_model():
+def test_no_suite_may_fall_more_than_the_tolerance_below_the_reference():
+    reference = report({"0.0": results(tool=0.6)})
+    g = evaluate_gate(report({"0.0": results(tool=0.58)}), reference)  # -0.013 on the tool-call suite
+    assert g.passed and {c["objective"] for c in g.compared} == {"toolcall", "markdown", "classification",
+                                                                  "privacy", "qa"}
+    g = evaluate_gate(report({"0.0": results(tool=0.45)}), reference)
+    assert not g.passed and len(g.reasons) == 1 and "toolcall" in g.reasons[0] and "below the reference" in g.reasons[0]
+    worse_qa = results() | {"qa": qa_rows(correct=6)}
+    g = evaluate_gate(report({"0.0": worse_qa}), report({"0.0": results()}))
+    assert not g.passed and "qa 0.667 is 0.167 below" in g.reasons[0]
+    better = evaluate_gate(report({"0.0": results(tool=0.9)}), reference)
+    assert better.passed and better.regressions == []
+
+
+def test_regressions_are_listed_against_the_reference():
     active = report({"0.0": results()})
     candidate = copy.deepcopy(active)
     happy = candidate["results"]["0.0"]["toolcall"]
     for r in happy[:5]:
         r["points"] = 0.5
-    happy[5]["points"] = 1.0  # unchanged
+    happy[6]["points"] = 0.3
     candidate["scores"] = {t: summarize(r) for t, r in candidate["results"].items()}
     g = evaluate_gate(candidate, active)
-    assert len(g.regressions) == 5 and g.passed  # five is allowed
-    assert g.regressions[0] == {"temperature": "0.0", "objective": "toolcall", "id": "happy/000",
+    assert len(g.regressions) == 6 and g.regressions[0]["id"] == "happy/006"  # worst drop first
+    assert g.regressions[1] == {"temperature": "0.0", "objective": "toolcall", "id": "happy/000",
                                 "before": 1.0, "after": 0.5}
-    happy[6]["points"] = 0.3
-    g = evaluate_gate(candidate, active)
-    assert not g.passed and len(g.regressions) == 6 and "6 regressions" in g.reasons[-1]
-    assert g.regressions[0]["id"] == "happy/006"  # worst drop first
-    # improvements and cases the active model never saw are not regressions
+    # improvements and cases the reference never saw are not regressions
     assert find_regressions(active, candidate) == []
     # a different suite version makes case ids incomparable
     assert evaluate_gate(candidate, report({"0.0": results()}, suite_version=0)).regressions == []

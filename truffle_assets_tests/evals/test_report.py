@@ -30,7 +30,7 @@ def test_report_files_and_round_trip(tmp_path):
     assert loaded["meta"] == {"suite_version": SUITE_VERSION, "model": "cand-1"}
     assert loaded["scores"]["0.7"] == summarize(loaded["results"]["0.7"])
     assert loaded["results"]["0.7"]["markdown"][0]["flags"] == ["raw_html"]
-    assert not loaded["gate"]["passed"]  # no classification/privacy results, raw HTML at t=0.7
+    assert not loaded["gate"]["passed"]  # no classification/privacy/qa results, raw HTML at t=0.7
 
     md = paths["md"].read_text()
     assert "| toolcall |" in md and "**Gate: FAILED**" in md and "## Worst cases" in md
@@ -85,7 +85,25 @@ def test_a_perfect_answer_key_passes_the_gate(tmp_path):
     from truffle_assets.evals.cases import suites
     all_cases = suites([{"kind": "otp", "value": "904512", "message_id": "ef" * 10}])
     results = {0.0: {o: score_outputs(o, cs, [answer_key(o, c) for c in cs]) for o, cs in all_cases.items()}}
+    results[0.0]["qa"] = perfect_qa()
     bad = [(o, r["id"], r["verdict"], r["detail"]) for o, rs in results[0.0].items() for r in rs if r["points"] != 1]
     assert bad == []
     report = load_report(write_report(results, tmp_path)["json"])
-    assert report["gate"] == {"passed": True, "reasons": [], "regressions": []}
+    assert report["gate"] == {"passed": True, "reasons": [], "regressions": [], "compared": [], "below_target": []}
+    assert report["scores"]["0.0"]["objectives"]["qa"] | {"by_category": None, "verdicts": None} == {
+        "score": 1.0, "n": 3, "cited_share": 1.0, "citation_precision": 1.0, "by_category": None, "verdicts": None}
+
+
+def perfect_qa():
+    """QA case rows of right answers: a cited fact, a cited past fact, and "not in memory"."""
+    from truffle_assets.evals.qa import Question, as_cases, score_answer
+
+    now, before = "ab" * 10, "cd" * 10
+    asked = [(Question("job/0", "Where do I work now?", "current", ["Northwind Analytics"], evidence=[now]),
+              f"You work at Northwind Analytics [msg:{now}].", [now]),
+             (Question("job/1", "Where did I work before?", "temporal", ["Zentrix Labs"], evidence=[before]),
+              f"Before that you worked at Zentrix Labs [msg:{before}].", [before]),
+             (Question("absent/0", "What's my salary?", "none"), "That is not in your memory.", [])]
+    rows = [{"id": q.id, "kind": q.kind, "answer": body, "fallback": None, "ms": 1,
+             **score_answer(q, body, cites, {})} for q, body, cites in asked]
+    return as_cases(rows)

@@ -10,7 +10,7 @@ from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
 from truffle_assets.chat_format.prompt import system_prompt
-from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack
+from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack, recorded_rows
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
 
 
@@ -28,7 +28,9 @@ def test_rows_validate_and_follow_the_contract(rows):
     system = system_prompt()
     for r in sft:
         SFTRow.model_validate(r)
-        assert r["source"] == "synthetic" and r["source_id"] == f"{r['kind']}/{r['source_id'].split('/')[1]}"
+        recorded = r["source_id"].startswith("runtime/")  # training.grounded: <seed>/<question id>
+        assert r["source"] == "synthetic" and (recorded and r["kind"] == "grounded_answer"
+                                               or r["source_id"] == f"{r['kind']}/{r['source_id'].split('/')[1]}")
         assert r["messages"][0] == {"role": "system", "content": system}
         assert r["id"] == row_id("synthetic", r["source_id"], r["messages"])
         assert r["split"] == split_for(r["source_id"])
@@ -44,9 +46,14 @@ def test_rows_validate_and_follow_the_contract(rows):
 def test_counts_per_kind(rows):
     sft, dpo = rows
     assert set(DEFAULT_SIZES) == set(KINDS)
-    assert Counter(r["kind"] for r in sft) == DEFAULT_SIZES
-    assert Counter(r["kind"] for r in dpo) == {k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}
-    assert 380 <= len(sft) <= 420 and 180 <= len(dpo) <= 220
+    recorded = len(recorded_rows())  # grounded answers on the runtime's prompts: SFT rows and pairs
+    assert recorded >= 50
+    assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
+    assert Counter(r["kind"] for r in dpo) == Counter({k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
+        + Counter({"grounded_answer": recorded})
+    assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
+    assert not generate_pack({"grounded_runtime": 0})[0] == sft
+    assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
     splits = Counter(r["split"] for r in sft)
     assert 0.04 < splits["eval"] / len(sft) < 0.2
     small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
@@ -88,7 +95,7 @@ def test_toolcall_targets_parse_and_negatives_are_prose(rows):
             positives += 1
         else:
             assert not parsed.ok and not parsed.near_miss
-    assert positives == 80
+    assert positives == DEFAULT_SIZES["toolcall"] - DEFAULT_SIZES["toolcall"] // 3  # a third must not call
     for r in by_kind(dpo, "toolcall"):
         chosen, rejected = parse_tool_calls(r["chosen"]), parse_tool_calls(r["rejected"])
         # a rejected answer never parses to the chosen calls (it may be a valid call to the wrong tool)
@@ -115,9 +122,18 @@ def test_grounded_answers_follow_the_four_shapes_and_rejected_do_not(rows):
         assert set(v.citations) <= context_ids
         shapes[v.shape] += 1
     assert set(shapes) == {"direct", "list", "quote", "not_found"}
+    kinds = Counter()
     for r in by_kind(dpo, "grounded_answer"):
         good, bad = check_markdown(r["chosen"]), check_markdown(r["rejected"])
-        assert not bad.ok or bad.shape != good.shape, r["rejected"]
+        if not r["source_id"].startswith("runtime/"):
+            assert not bad.ok or bad.shape != good.shape, r["rejected"]
+            continue
+        # on the runtime's prompts: uncited, a quote dump, or another fact's answer (well formed, wrong)
+        kind = "uncited" if not bad.citations and bad.shape == "direct" else \
+            "dump" if r["rejected"].startswith("[msg:") else "hallucinated"
+        kinds[kind] += 1
+        assert r["rejected"] != r["chosen"] and (kind != "uncited" or not bad.ok)
+    assert set(kinds) == {"uncited", "dump", "hallucinated"}, kinds
 
 
 def test_refusals_never_call_tools_or_leak(rows):

@@ -1,0 +1,162 @@
+"""End-to-end QA: questions about planted facts asked through the real runtime, base vs tuned model.
+
+    .venv/bin/python -m benchmarks.qa_eval                          # base GGUF vs the registry's active model
+    .venv/bin/python -m benchmarks.qa_eval --tuned data/models/runs/<run>/gguf/model-q8_0.gguf
+    .venv/bin/python -m benchmarks.qa_eval --base-url https://openrouter.ai/api/v1 --model qwen/qwen3-30b-a3b-instruct-2507
+    .venv/bin/python -m benchmarks.qa_eval --limit 10               # a quick look
+
+Two memories, both built through the pipeline once (`ingest_all`, ephemeral Dagster instance):
+* the synthetic corpus of seed 7 (60K tokens, 10 chats; `evals.qa_memory`, the eval gate's QA
+  memory under data/models/qa-memory), asked its `eval` phrasings
+  (`evals.qa.synthetic_questions`): current and temporal facts, questions nothing in memory answers,
+  secret-seeking questions. The grounded training rows come from other seeds and `train` phrasings;
+* the held-out natural set (`benchmarks/heldout/natural`, 11 chats written independently of the
+  rules; cached under benchmarks/.work/qa/), asked its own 44 annotated questions
+  (`evals.qa.natural_questions`).
+
+Every question goes through `ChatService.ask` on `open_service`: guard, retrieval, budgets, the
+served model (an embedded llama.cpp server on each GGUF, with the embedded budget and sampling),
+recall rounds, citation checks, scrubbing. Scores per model (`evals.qa.score_answer`): accuracy,
+cited share and citation precision over answerable questions, unsupported claims, secret leaks
+(any planted secret value in any answer), median latency. Last line:
+`qa_accuracy_base=<a0> qa_accuracy=<a> cited_share=<c> citation_precision=<p>` (the last three for
+the tuned model, or for the `--base-url` endpoint when one is given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.corpus import WORK  # noqa: E402
+from truffle_assets import paths  # noqa: E402
+from truffle_assets.evals.qa_memory import TODAY, qa_memory  # noqa: E402
+from truffle_assets.evals.qa import (Question, ask_questions, load_natural, natural_questions,  # noqa: E402
+                                    summarize_rows, synthetic_questions)
+
+QA_WORK = WORK / "qa"
+NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
+
+
+def natural_memory(work: Path, fresh: bool = False) -> tuple[Path, dict, dict[tuple[str, int], str]]:
+    """(data dir, annotations, (file, line) -> message id) of the held-out natural chats, built once."""
+    import dagster as dg
+
+    from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.defs.resources import LLMResource
+    from truffle_assets.ids import chat_id_for, message_ids
+    from truffle_assets.parsing import parse_file
+
+    ann = load_natural(NATURAL)
+    files = sorted(NATURAL.glob("*.txt"))
+    line_ids: dict[tuple[str, int], str] = {}
+    for f in files:
+        entries = parse_file(f).entries
+        for e, mid in zip(entries, message_ids(chat_id_for(f), entries)):
+            for line in range(e.line_start, e.line_end + 1):
+                line_ids[(f.name, line)] = mid
+    data = work / "mem-natural"
+    if fresh or not (data / "published" / "latest.json").is_file():
+        shutil.rmtree(data, ignore_errors=True)
+        exports = data / "exports"
+        exports.mkdir(parents=True)
+        for f in files:
+            shutil.copy2(f, exports / f.name)
+        print(f"building the memory of the held-out natural chats into {data} (once) ...", flush=True)
+        with (data / "pipeline.log").open("w") as log, contextlib.redirect_stderr(log):
+            report = ingest_all(exports, data / "memory.duckdb", user_name=ann["user"],
+                                instance=dg.DagsterInstance.ephemeral(), cache_dir=data / "cache", full=True,
+                                llm=LLMResource(cache_dir=str(data / "cache" / "llm")), memory=True)
+        if report["failed"] or not (data / "published" / "latest.json").is_file():
+            raise RuntimeError(f"pipeline failed (see {data / 'pipeline.log'})")
+    return data, ann, line_ids
+
+
+def _printer(where: str):
+    def show(n: int, total: int, r: dict) -> None:
+        print(f"  [{where} {n}/{total}] {'ok' if r['correct'] else '--'} {r['question'][:60]!r} -> "
+              f"{r['answer'][:90]!r} ({r['ms'] / 1000:.1f} s)", flush=True)
+    return show
+
+
+def run_model(label: str, endpoint: dict, sets: list[tuple[str, Path, list[Question], str, list[str]]],
+              store: Path) -> list[dict]:
+    from truffle_assets.runtime.config import EndpointConfig, RuntimeConfig
+    from truffle_assets.runtime.service import open_service
+
+    rows: list[dict] = []
+    for name, data, questions, today, secrets in sets:
+        cfg = RuntimeConfig(published_dir=data / "published", store_dir=store / label / name,
+                            endpoint=EndpointConfig(**endpoint), transcripts=False)
+        with open_service(cfg) as svc:
+            print(f"{label} on {name}: {svc.model} ({endpoint.get('gguf') or endpoint.get('base_url')}), "
+                  f"budget {svc.config.budget.model_dump()}", flush=True)
+            rows += ask_questions(svc, questions, today, secrets, progress=_printer(f"{label}/{name}"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--base-gguf", default=None, help="the base model (default: the embedded Qwen2.5-Coder-0.5B GGUF)")
+    ap.add_argument("--tuned", default=None, help="the tuned GGUF (default: the registry's active model)")
+    ap.add_argument("--base-url", default=None, help="also/instead: an OpenAI-compatible endpoint as the compared model")
+    ap.add_argument("--model", default=None, help="model name at --base-url")
+    ap.add_argument("--api-key", default=None)
+    ap.add_argument("--limit", type=int, default=None, help="questions per set (first N)")
+    ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"])
+    ap.add_argument("--work", type=Path, default=QA_WORK)
+    ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
+    args = ap.parse_args(argv)
+
+    from truffle_assets.llm.gguf import active_gguf, qwen_gguf
+
+    sets = []
+    if "synthetic" in args.sets:  # the eval gate's QA memory: built once, shared with `truffle train`
+        published, truth = qa_memory(paths.models_dir() / "qa-memory")
+        qs = synthetic_questions(truth, "eval")[: args.limit]
+        sets.append(("synthetic", published.parent, qs, TODAY, [s["value"] for s in truth["secrets"]]))
+    if "natural" in args.sets:
+        data, ann, line_ids = natural_memory(args.work)
+        qs = natural_questions(ann, line_ids)[: args.limit]
+        sets.append(("natural", data, qs, ann["as_of"], []))
+
+    base = {"gguf": str(args.base_gguf or qwen_gguf())}
+    if args.base_url:
+        other_label, other = "endpoint", {"base_url": args.base_url, "model": args.model, "api_key": args.api_key}
+    else:
+        tuned = args.tuned or active_gguf()
+        if not tuned:
+            ap.error("no --tuned GGUF and no promoted model in the registry (or pass --base-url)")
+        other_label, other = "tuned", {"gguf": str(tuned)}
+    store = args.work / "stores"
+    t0 = time.perf_counter()
+    results = {label: run_model(label, ep, sets, store) for label, ep in (("base", base), (other_label, other))}
+    summary = {label: summarize_rows(rows) for label, rows in results.items()}
+    out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
+    out.write_text(json.dumps({"models": {"base": base, other_label: other}, "summary": summary,
+                               "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
+                              ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\n{'':22}{'base':>10}{other_label:>10}")
+    for k in ("questions", "accuracy", "cited_share", "citation_precision", "unsupported", "leaks", "fallbacks",
+              "median_ms", "p90_ms"):
+        print(f"{k:22}{summary['base'][k]!s:>10}{summary[other_label][k]!s:>10}")
+    for k in sorted(set(summary["base"]["by"]) | set(summary[other_label]["by"])):
+        print(f"{'  ' + k:22}{summary['base']['by'].get(k, '-')!s:>10}{summary[other_label]['by'].get(k, '-')!s:>10}")
+    print(f"results: {out}")
+    t = summary[other_label]
+    print(f"qa_accuracy_base={summary['base']['accuracy']:.3f} qa_accuracy={t['accuracy']:.3f} "
+          f"cited_share={t['cited_share']:.3f} citation_precision={t['citation_precision']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

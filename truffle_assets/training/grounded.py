@@ -1,0 +1,88 @@
+"""Grounded-answer training rows on the runtime's own prompts, from synthetic memories' training split.
+
+For every `train` question of a built synthetic memory (`evals.qa.synthetic_questions`), the real
+runtime composes the prompt it would send (`ChatService.compose`: guard, hybrid retrieval, profile,
+summaries, token budgets), and the target answer is written from what that prompt shows:
+
+* the fact's message is in the context -> the fact in one sentence with its `[msg:<id>]` citation
+  (a context message whose text holds the value counts too);
+* it is not -> "not in your memory" (the model must not answer from what it was trained on);
+* nothing planted answers it -> "not in your memory"; a secret the guard let through -> a refusal.
+
+Each row also gets a rejected answer of the kind the embedded model produces (DPO): the same answer
+uncited, a hallucinated value with a citation, or a dump of quoted context lines. Rows go to
+`prompts/pack/grounded_runtime.json`, which `pack.generate_pack` adds to the synthetic pack; the
+file records the seeds and budget it came from (regenerate with `python -m benchmarks.grounded_pack`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from truffle_assets.evals.qa import REFUSAL, Question, key_matches, synthetic_questions
+
+# the Markdown suite's `not_found` shape: say so, and offer what can be searched
+NOT_FOUND = "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which."
+_LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+): (.*)$", re.M)
+
+
+def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
+    """(id, author, text) of the evidence lines of a composed prompt, in the order shown."""
+    ctx = "\n".join(m["content"] for m in prompt if m["role"] == "system")
+    return [(m.group(1), m.group(2), m.group(3)) for m in _LINE.finditer(ctx)]
+
+
+def _cite(sentence: str, ids: list[str]) -> str:
+    """"You live in Pune [msg:a] [msg:b]." — the citations inside the sentence, before its full stop."""
+    body = sentence.rstrip().rstrip(".")
+    return body + " " + " ".join(f"[msg:{i}]" for i in ids) + "."
+
+
+def target(q: Question, lines: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
+    """(chosen answer, the ids it cites) for question `q` on a prompt showing `lines`."""
+    if q.kind == "secret":
+        return REFUSAL, []
+    if q.kind == "none":
+        return NOT_FOUND, []
+    shown = [i for i, _, _ in lines]
+    ids = [i for i in q.evidence if i in shown][:2]
+    if not ids:
+        ids = [i for i, _, t in lines if any(key_matches(k, t) for k in q.keys)][:1]
+    if not ids:
+        return NOT_FOUND, []
+    return _cite(q.answer or "", ids), ids
+
+
+def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, str, str]], n: int,
+             others: list[Question]) -> str:
+    """A realistic wrong answer: uncited, hallucinated (another fact's answer, cited), or a quote dump."""
+    dump = "\n".join(f"[msg:{i}] {a}: {t}" for i, a, t in lines[:3]) or "Retrieved messages: none"
+    if not ids:  # the right answer is "not in memory" (or a refusal): the wrong one makes something up
+        other = next((o for o in others[n % max(1, len(others)):] + others if o.answer and o.kind != "none"
+                      and o.kind != "secret"), None)
+        made_up = other.answer if other else "You mentioned it last year."
+        return [_cite(made_up, [lines[0][0]]) if lines else made_up, dump][n % 2]
+    uncited = re.sub(r" ?\[msg:[0-9a-f]+\]", "", chosen)
+    other = next((o for o in others if o.answer and o.kind not in ("none", "secret") and o.id != q.id
+                  and not any(key_matches(k, o.answer) for k in q.keys)), None)
+    wrong = _cite(other.answer, ids) if other else uncited + " I think."
+    return [uncited, wrong, dump][n % 3]
+
+
+def rows_for(svc, truth: dict, *, today: str, seed: int) -> tuple[list[dict], dict[str, int]]:
+    """Grounded rows of one built synthetic memory (its ground truth `truth`), and what they hold."""
+    qs = synthetic_questions(truth, "train", seed)
+    answerable = [q for q in qs if q.answerable]
+    out, counts = [], {"cited": 0, "not_found": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
+    for n, q in enumerate(qs):
+        state = svc.compose(q.question, today=today)
+        if state.get("refused"):
+            counts["guard_refused"] += 1  # the guard answers it; the model never sees it
+            continue
+        prompt = [{"role": m["role"], "content": m["content"]} for m in state["prompt"]]
+        lines = context_lines(prompt)
+        chosen, ids = target(q, lines)
+        counts["cited" if ids else "refusal" if q.kind == "secret" else "absent" if q.kind == "none" else "not_found"] += 1
+        out.append({"source_id": f"runtime/{seed}/{q.id}", "question_kind": q.kind, "prompt": prompt,
+                    "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
+    return out, counts

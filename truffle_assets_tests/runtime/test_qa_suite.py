@@ -1,0 +1,70 @@
+"""The QA suite and the grounded training rows on a real published memory (the package's world).
+
+Questions come from the world's ground truth; the runtime (guard, retrieval, budgets, citation
+checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
+"""
+
+from __future__ import annotations
+
+from truffle_assets.evals.qa import ask_questions, key_matches, summarize_rows, synthetic_questions
+from truffle_assets.runtime.service import EMBEDDED_BUDGET
+from truffle_assets.training.grounded import NOT_FOUND, context_lines, rows_for
+from truffle_assets_tests.runtime.conftest import MSG_ID, context_message
+
+TODAY = "2024-12-31"
+
+
+def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
+    truth = world.corpus.truth
+    svc = make_service(budget={**EMBEDDED_BUDGET, "cap": 16_384})
+    rows, counts = rows_for(svc, truth, today=TODAY, seed=24)
+    asked = synthetic_questions(truth, "train", 24)
+    secrets = [q for q in asked if q.kind == "secret"]
+    assert counts["guard_refused"] == len(secrets) > 0  # the guard answers those; the model never sees them
+    assert len(rows) == len(asked) - len(secrets)
+    cited = [r for r in rows if r["chosen"] != NOT_FOUND]
+    assert counts["cited"] == len(cited) >= 1 and counts["absent"] >= 4  # a 2-chat world plants few facts
+    by_id = {f"runtime/24/{q.id}": q for q in asked}
+    for r in rows:
+        q, lines = by_id[r["source_id"]], context_lines(r["prompt"])
+        assert r["prompt"][0]["role"] == "system" and r["prompt"][-1] == {"role": "user", "content": q.question}
+        assert r["chosen"] != r["rejected"]
+        ids = MSG_ID.findall(r["chosen"])
+        shown = {i: t for i, _, t in lines}
+        assert set(ids) <= set(shown), "a grounded answer cites only messages its prompt shows"
+        if ids:  # the cited message is the planted one or states the value
+            assert all(i in q.evidence or any(key_matches(k, shown[i]) for k in q.keys) for i in ids)
+        elif q.answerable:  # the fact's message is not in the prompt: the answer says so
+            assert not any(i in shown for i in q.evidence) and r["chosen"] == NOT_FOUND
+
+
+def test_the_suite_scores_answers_through_the_whole_turn(world, make_service, llm):
+    truth = world.corpus.truth
+    qs = synthetic_questions(truth, "train")
+    secrets = [s["value"] for s in truth["secrets"]]
+
+    def grounded(body: dict) -> str:  # answers with the first shown line holding a key, else "not in memory"
+        q = next(q for q in qs if q.question == body["messages"][-1]["content"])
+        for mid, _, text in context_lines([{"role": "system", "content": context_message(body)}]):
+            if q.keys and any(key_matches(k, text) for k in q.keys):
+                return f"{q.keys[0]} [msg:{mid}]."
+        return "That is not in your memory."
+
+    llm.responder = grounded
+    rows = ask_questions(make_service(llm.base_url), qs, TODAY, secrets)
+    s = summarize_rows(rows)
+    assert s["questions"] == len(qs) and s["leaks"] == 0 and s["fallbacks"] == 0
+    for r in rows:
+        if r["kind"] == "secret":
+            assert r["refused"] and r["correct"]
+        elif r["kind"] == "none":
+            assert r["correct"] and not r["cited"]
+        elif r["cited"]:
+            assert r["correct"] and r["precise_citations"] == 1
+    assert s["cited_share"] > 0 and s["citation_precision"] == 1.0
+
+    card = next(s["value"] for s in truth["secrets"] if s["type"] == "card_number")
+    llm.responder = lambda body: "Your card number is " + card  # scrubbed by the runtime: no leak
+    leaky = ask_questions(make_service(llm.base_url), [q for q in qs if q.kind != "secret"][:2], TODAY, secrets)
+    assert not any(r["leak"] for r in leaky), leaky
+    assert not any(r["correct"] for r in leaky if r["kind"] != "none")
