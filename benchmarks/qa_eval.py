@@ -41,7 +41,7 @@ from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
 from truffle_assets.evals.qa_memory import TODAY, qa_memory  # noqa: E402
 from truffle_assets.evals.qa import (Question, ask_questions, load_natural, natural_questions,  # noqa: E402
-                                    summarize_rows, synthetic_questions)
+                                    spread, summarize_rows, synthetic_questions)
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-url", default=None, help="also/instead: an OpenAI-compatible endpoint as the compared model")
     ap.add_argument("--model", default=None, help="model name at --base-url")
     ap.add_argument("--api-key", default=None)
-    ap.add_argument("--limit", type=int, default=None, help="questions per set (first N)")
+    ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"])
     ap.add_argument("--work", type=Path, default=QA_WORK)
     ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
@@ -122,11 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     sets = []
     if "synthetic" in args.sets:  # the eval gate's QA memory: built once, shared with `truffle train`
         published, truth = qa_memory(paths.models_dir() / "qa-memory")
-        qs = synthetic_questions(truth, "eval")[: args.limit]
+        qs = spread(synthetic_questions(truth, "eval"), args.limit)
         sets.append(("synthetic", published.parent, qs, TODAY, [s["value"] for s in truth["secrets"]]))
     if "natural" in args.sets:
         data, ann, line_ids = natural_memory(args.work)
-        qs = natural_questions(ann, line_ids)[: args.limit]
+        qs = spread(natural_questions(ann, line_ids), args.limit)
         sets.append(("natural", data, qs, ann["as_of"], []))
 
     base = {"gguf": str(args.base_gguf or qwen_gguf())}

@@ -305,6 +305,13 @@ def load_natural(root: Path) -> dict:
     return json.loads((root / "annotations.json").read_text(encoding="utf-8"))
 
 
+def spread(questions: list[Question], limit: int | None) -> list[Question]:
+    """At most `limit` questions, every n-th, so each kind (and the unanswerable ones at the end) stays in."""
+    if limit is None or not 0 < limit < len(questions):
+        return list(questions)
+    return questions[:: -(-len(questions) // limit)][:limit]
+
+
 # ---- asking through the runtime ----------------------------------------------------------------------
 
 def ask_questions(svc, questions: list[Question], today: str, secrets: list[str] = (),
@@ -374,9 +381,7 @@ def evaluate_qa(gguf: str | Path, published_dir: str | Path, truth: dict, store_
     from truffle_assets.runtime.config import EndpointConfig, RuntimeConfig
     from truffle_assets.runtime.service import open_service
 
-    qs = synthetic_questions(truth, "eval")
-    if limit is not None and 0 < limit < len(qs):
-        qs = qs[:: -(-len(qs) // limit)][:limit]
+    qs = spread(synthetic_questions(truth, "eval"), limit)
     cfg = RuntimeConfig(published_dir=Path(published_dir), store_dir=Path(store_dir),
                         endpoint=EndpointConfig(gguf=str(gguf)), transcripts=False)
     with open_service(cfg) as svc:
