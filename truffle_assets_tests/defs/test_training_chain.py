@@ -40,7 +40,7 @@ def chain(tmp_path_factory):
                             runtime_dir=str(root / "runtime"), registry_dir=str(root / "registry"))
     resources = {"models": models, "exports": ExportsResource(exports_dir=str(root / "exports"))}
     pack = {"toolcall": 8, "grounded_answer": 0, "write_refusal": 0, "memory_type": 0,
-            "privacy_refusal": 0, "question_card": 0}
+            "privacy_refusal": 0, "question_card": 0, "grounded_runtime": 0}
     dataset = {"eval_percent": 0, "pack_sizes": pack}
     run_config = {"ops": {
         "sft_dataset": {"config": dataset}, "dpo_dataset": {"config": dataset},
@@ -48,7 +48,7 @@ def chain(tmp_path_factory):
         "lora_adapter": {"config": {"base_model": "tiny", "max_steps": 80, "learning_rate": 1e-2, "rank": 16,
                                     "seq_len": 1024}},
         "gguf_model": {"config": {"quants": ["q8_0"], "probes": 3}},
-        "eval_report": {"config": {"temperatures": [0.0], "limit": 4}},
+        "eval_report": {"config": {"temperatures": [0.0], "limit": 4, "qa_tokens": 4000, "qa_chats": 2, "qa_limit": 3}},
     }}
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(TRAINING_CHAIN, instance=instance, resources=resources, run_config=run_config)
@@ -86,6 +86,12 @@ def test_chain_materializes_with_lineage_and_metadata(chain):
     assert modelfile.startswith("FROM ./gguf/") and "PARAMETER num_ctx 16384" in modelfile
     for name in ("report.json", "report.md", "diff.md", "scores.png"):
         assert (run_dir / "eval" / name).stat().st_size > 0
+    # the QA suite asked its questions through the whole runtime on the GGUF, over a memory built for it
+    report = json.loads((run_dir / "eval" / "report.json").read_text())
+    qa = report["results"]["0.0"]["qa"]
+    assert len(qa) == 3 and {r["category"] for r in qa} <= {"current", "temporal", "none", "secret"}
+    assert (Path(models.root) / "qa-memory" / "memory" / "published" / "latest.json").is_file()
+    assert "qa" in report["scores"]["0.0"]["objectives"] and report["scores"]["0.0"]["leaks"] == 0
     card = (run_dir / "model_card.md").read_text()
     assert "Rollback target: none" in card and "q8_0" in card
 

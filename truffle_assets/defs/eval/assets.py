@@ -33,6 +33,8 @@ class EvalConfig(dg.Config):
     limit: int | None = None  # cases per suite (proportional per category); None = every case
     qa: bool = True           # the QA suite: questions about planted facts through the whole runtime
     qa_limit: int | None = None  # QA questions (every n-th); None = all (~33)
+    qa_tokens: int = 60_000      # size of the QA memory's synthetic corpus (tests build a small one)
+    qa_chats: int = 10
     base_reference: bool = True  # before any promotion, compare with the base model's report (cached)
 
 
@@ -90,7 +92,7 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
     t0 = time.perf_counter()
     qa = None
     if config.qa:
-        published, truth = qa_memory(Path(models.root) / "qa-memory")
+        published, truth = qa_memory(Path(models.root) / "qa-memory", tokens=config.qa_tokens, chats=config.qa_chats)
 
         def run_qa(g: Path) -> list[dict]:
             context.log.info(f"QA suite on {g.name}")
