@@ -26,7 +26,6 @@ the tuned model, or for the `--base-url` endpoint when one is given).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shutil
 import sys
@@ -39,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
-from truffle_assets.evals.qa_memory import TODAY, qa_memory  # noqa: E402
+from truffle_assets.evals.qa_memory import TODAY, build_memory, qa_memory  # noqa: E402
 from truffle_assets.evals.qa import (Question, ask_questions, load_natural, natural_questions,  # noqa: E402
                                     spread, summarize_rows, synthetic_questions)
 
@@ -49,10 +48,6 @@ NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
 
 def natural_memory(work: Path, fresh: bool = False) -> tuple[Path, dict, dict[tuple[str, int], str]]:
     """(data dir, annotations, (file, line) -> message id) of the held-out natural chats, built once."""
-    import dagster as dg
-
-    from truffle_assets.defs.ingest.runner import ingest_all
-    from truffle_assets.defs.resources import LLMResource
     from truffle_assets.ids import chat_id_for, message_ids
     from truffle_assets.parsing import parse_file
 
@@ -72,12 +67,7 @@ def natural_memory(work: Path, fresh: bool = False) -> tuple[Path, dict, dict[tu
         for f in files:
             shutil.copy2(f, exports / f.name)
         print(f"building the memory of the held-out natural chats into {data} (once) ...", flush=True)
-        with (data / "pipeline.log").open("w") as log, contextlib.redirect_stderr(log):
-            report = ingest_all(exports, data / "memory.duckdb", user_name=ann["user"],
-                                instance=dg.DagsterInstance.ephemeral(), cache_dir=data / "cache", full=True,
-                                llm=LLMResource(cache_dir=str(data / "cache" / "llm")), memory=True)
-        if report["failed"] or not (data / "published" / "latest.json").is_file():
-            raise RuntimeError(f"pipeline failed (see {data / 'pipeline.log'})")
+        build_memory(exports, data, ann["user"])
     return data, ann, line_ids
 
 

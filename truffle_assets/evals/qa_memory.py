@@ -27,12 +27,26 @@ def _stamp(tokens: int, chats: int, seed: int) -> str:
     return h.hexdigest()[:16]
 
 
-def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: int = SEED) -> tuple[Path, dict]:
-    """(published dir, ground truth) of the QA memory under `root`, built if missing or stale."""
+def build_memory(exports: Path, memory: Path, user: str) -> Path:
+    """Ingest `exports` into `memory` (DuckDB, index, published/) on an ephemeral Dagster instance,
+    Dagster's log in `memory/pipeline.log`; the published dir, or an error naming that log."""
     import dagster as dg
 
     from truffle_assets.defs.ingest.runner import ingest_all
     from truffle_assets.defs.resources import LLMResource
+
+    memory.mkdir(parents=True, exist_ok=True)
+    with (memory / "pipeline.log").open("w") as log, contextlib.redirect_stderr(log):
+        report = ingest_all(exports, memory / "memory.duckdb", user_name=user, instance=dg.DagsterInstance.ephemeral(),
+                            cache_dir=memory / "cache", full=True, llm=LLMResource(cache_dir=str(memory / "cache" / "llm")),
+                            memory=True)
+    if report["failed"] or not (memory / "published" / "latest.json").is_file():
+        raise RuntimeError(f"the memory of {exports} did not build (see {memory / 'pipeline.log'})")
+    return memory / "published"
+
+
+def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: int = SEED) -> tuple[Path, dict]:
+    """(published dir, ground truth) of the QA memory under `root`, built if missing or stale."""
     from truffle_assets.synth import write_corpus
 
     root = Path(root)
@@ -43,11 +57,6 @@ def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: 
         memory.mkdir(parents=True)
         write_corpus(corpus, chats=chats, tokens=tokens, seed=seed)
         truth = json.loads((corpus / "ground_truth.json").read_text(encoding="utf-8"))
-        with (memory / "pipeline.log").open("w") as log, contextlib.redirect_stderr(log):
-            report = ingest_all(corpus, memory / "memory.duckdb", user_name=truth["user"],
-                                instance=dg.DagsterInstance.ephemeral(), cache_dir=memory / "cache", full=True,
-                                llm=LLMResource(cache_dir=str(memory / "cache" / "llm")), memory=True)
-        if report["failed"] or not (memory / "published" / "latest.json").is_file():
-            raise RuntimeError(f"the QA memory did not build (see {memory / 'pipeline.log'})")
+        build_memory(corpus, memory, truth["user"])
         stamp_file.write_text(stamp)
     return memory / "published", json.loads((corpus / "ground_truth.json").read_text(encoding="utf-8"))
