@@ -3,7 +3,9 @@
 Templates with slots live in `prompts/pack/*.json` (one file per kind, slot values in
 `slots.json`); this module fills them deterministically and returns SFT rows and DPO rows in the
 schemas of `schemas.py`. Kinds: `toolcall`, `grounded_answer`, `write_refusal`, `memory_type`,
-`privacy_refusal`, `question_card` (see docs/training_contracts.md and the files' `_doc`).
+`privacy_refusal`, `question_card` (see docs/training_contracts.md and the files' `_doc`), plus the
+grounded answers recorded on the runtime's own prompts (`grounded_runtime.json`, `recorded_rows`,
+written by `training.grounded`), kept as they were recorded.
 
 Every prompt is `[system prompt, optional context message, user]`. The context message is a second
 `system` message built by `chat_format.prompt.context_block()` — today's date, retrieved messages as
