@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import time
 from datetime import date
@@ -38,37 +37,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
-from truffle_assets.evals.qa_memory import TODAY, build_memory, qa_memory  # noqa: E402
-from truffle_assets.evals.qa import (Question, ask_questions, load_natural, natural_questions,  # noqa: E402
+from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
+from truffle_assets.evals.qa import (Question, ask_endpoint, natural_questions,  # noqa: E402
                                     spread, summarize_rows, synthetic_questions)
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
-
-
-def natural_memory(work: Path, fresh: bool = False) -> tuple[Path, dict, dict[tuple[str, int], str]]:
-    """(data dir, annotations, (file, line) -> message id) of the held-out natural chats, built once."""
-    from truffle_assets.ids import chat_id_for, message_ids
-    from truffle_assets.parsing import parse_file
-
-    ann = load_natural(NATURAL)
-    files = sorted(NATURAL.glob("*.txt"))
-    line_ids: dict[tuple[str, int], str] = {}
-    for f in files:
-        entries = parse_file(f).entries
-        for e, mid in zip(entries, message_ids(chat_id_for(f), entries)):
-            for line in range(e.line_start, e.line_end + 1):
-                line_ids[(f.name, line)] = mid
-    data = work / "mem-natural"
-    if fresh or not (data / "published" / "latest.json").is_file():
-        shutil.rmtree(data, ignore_errors=True)
-        exports = data / "exports"
-        exports.mkdir(parents=True)
-        for f in files:
-            shutil.copy2(f, exports / f.name)
-        print(f"building the memory of the held-out natural chats into {data} (once) ...", flush=True)
-        build_memory(exports, data, ann["user"])
-    return data, ann, line_ids
 
 
 def _printer(where: str):
@@ -80,17 +54,13 @@ def _printer(where: str):
 
 def run_model(label: str, endpoint: dict, sets: list[tuple[str, Path, list[Question], str, list[str]]],
               store: Path) -> list[dict]:
-    from truffle_assets.runtime.config import EndpointConfig, RuntimeConfig
-    from truffle_assets.runtime.service import open_service
-
     rows: list[dict] = []
     for name, data, questions, today, secrets in sets:
-        cfg = RuntimeConfig(published_dir=data / "published", store_dir=store / label / name,
-                            endpoint=EndpointConfig(**endpoint), transcripts=False)
-        with open_service(cfg) as svc:
+        def announce(svc, name=name):
             print(f"{label} on {name}: {svc.model} ({endpoint.get('gguf') or endpoint.get('base_url')}), "
                   f"budget {svc.config.budget.model_dump()}", flush=True)
-            rows += ask_questions(svc, questions, today, secrets, progress=_printer(f"{label}/{name}"))
+        rows += ask_endpoint(endpoint, data / "published", store / label / name, questions, today, secrets,
+                             progress=_printer(f"{label}/{name}"), announce=announce)
     return rows
 
 
@@ -115,9 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         qs = spread(synthetic_questions(truth, "eval"), args.limit)
         sets.append(("synthetic", published.parent, qs, TODAY, [s["value"] for s in truth["secrets"]]))
     if "natural" in args.sets:
-        data, ann, line_ids = natural_memory(args.work)
+        published, ann, line_ids = annotated_memory(NATURAL, args.work / "mem-natural")
         qs = spread(natural_questions(ann, line_ids), args.limit)
-        sets.append(("natural", data, qs, ann["as_of"], []))
+        sets.append(("natural", published.parent, qs, ann["as_of"], []))
 
     base = {"gguf": str(args.base_gguf or qwen_gguf())}
     if args.base_url:
@@ -136,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
-    for k in ("questions", "accuracy", "cited_share", "citation_precision", "unsupported", "leaks", "fallbacks",
+    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "unsupported", "leaks", "fallbacks",
               "median_ms", "p90_ms"):
         print(f"{k:22}{summary['base'][k]!s:>10}{summary[other_label][k]!s:>10}")
     for k in sorted(set(summary["base"]["by"]) | set(summary[other_label]["by"])):

@@ -325,34 +325,6 @@ def open_mem0(data: Path, items: list[tuple[str, str]], mode: str, published_at:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Ours
-# ---------------------------------------------------------------------------------------------------
-
-def pre_answer_turn(svc, question: str, today: str) -> dict:
-    """One turn on the real graph from START, stopped once `compose_context` has produced the prompt
-    (what `ChatService.ask` does before it calls the model). Returns compose_context's update, with
-    the trace of every node so far (an update holds only its own node's steps)."""
-    from truffle_assets.runtime.graph import graph
-    from truffle_assets.runtime.state import InputState
-
-    ctx = svc.context()
-    stream = graph.stream(InputState(messages=[{"role": "user", "content": question}], today=today),
-                          context=ctx, stream_mode="updates")
-    steps: list[dict] = []
-    try:
-        for chunk in stream:
-            for upd in chunk.values():
-                steps += (upd or {}).get("trace", [])
-            if "compose_context" in chunk:
-                return chunk["compose_context"] | {"trace": steps}
-            if "refuse" in chunk:
-                return {"refused": True}
-    finally:
-        stream.close()
-    raise RuntimeError("the graph ended without composing a context")
-
-
-# ---------------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------------
 
@@ -439,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
 
     svc.warm_up()
     for q in warm:
-        pre_answer_turn(svc, q, today)
+        svc.compose(q, today=today)
         if mem0 is not None:
             mem0.search(q, MEM0_USER, k)
     torch.set_num_threads(args.threads)
@@ -458,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
                 empty += not hits
             else:
                 t = time.perf_counter()
-                upd = pre_answer_turn(svc, q, today)
+                upd = svc.compose(q, today=today)
                 lat["ours"].append(time.perf_counter() - t)
                 if upd.get("refused"):
                     refused += 1

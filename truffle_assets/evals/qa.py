@@ -330,7 +330,8 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
         s["leak"] = s["leak"] or any(leaks(turn.answer, v) for v in secrets)
         rows.append({"id": q.id, "source": q.source, "kind": q.kind, "question": q.question, "keys": q.keys,
                      "answer": turn.body, "citations": turn.citations, "fallback": turn.fallback,
-                     "refused": turn.refused, "ms": round(ms), "prompt_tokens": turn.tokens.get("prompt"), **s})
+                     "refused": turn.refused, "ms": round(ms), "prompt_tokens": turn.tokens.get("prompt"),
+                     "attributed": len(turn.trace.get("attributed") or []), **s})
         if progress is not None:
             progress(n, len(questions), rows[-1])
     return rows
@@ -354,6 +355,8 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "citation_precision": round(sum(r["precise_citations"] for r in ans) / cites, 3) if cites else 0.0,
         "unsupported": sum(r["unsupported"] for r in rows), "leaks": sum(r["leak"] for r in rows),
         "fallbacks": sum(bool(r["fallback"]) for r in rows),
+        # answers whose citations finalize re-pointed or added (`runtime.attribution`), not the model
+        "attributed": sum(bool(r.get("attributed")) for r in ans),
         "median_ms": round(statistics.median(ms)) if ms else None,
         "p90_ms": round(sorted(ms)[int(0.9 * (len(ms) - 1))]) if ms else None,
         "by": {k: round(sum(v) / len(v), 3) for k, v in sorted(by.items())},
@@ -373,17 +376,29 @@ def as_cases(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def evaluate_qa(gguf: str | Path, published_dir: str | Path, truth: dict, store_dir: str | Path,
-                limit: int | None = None, today: str = "2024-12-31") -> tuple[list[dict], dict]:
-    """(report case rows, summary) of the QA suite (`eval` questions of `truth`) asked of `gguf`
-    through `open_service`: an embedded llama.cpp server, the embedded budget and sampling, the
-    whole turn. `limit` keeps every n-th question so each kind stays represented."""
+def ask_endpoint(endpoint: dict[str, Any], published_dir: str | Path, store_dir: str | Path,
+                 questions: list[Question], today: str, secrets: list[str] = (), progress=None,
+                 announce=None) -> list[dict[str, Any]]:
+    """`ask_questions` through `open_service` on `endpoint` (`EndpointConfig` fields: a `gguf` for an
+    embedded llama.cpp server with the embedded budget and sampling, or a `base_url`); `announce(svc)`
+    is called once the service is up."""
     from truffle_assets.runtime.config import EndpointConfig, RuntimeConfig
     from truffle_assets.runtime.service import open_service
 
-    qs = spread(synthetic_questions(truth, "eval"), limit)
     cfg = RuntimeConfig(published_dir=Path(published_dir), store_dir=Path(store_dir),
-                        endpoint=EndpointConfig(gguf=str(gguf)), transcripts=False)
+                        endpoint=EndpointConfig(**endpoint), transcripts=False)
     with open_service(cfg) as svc:
-        rows = ask_questions(svc, qs, today, [s["value"] for s in truth.get("secrets", [])])
+        if announce is not None:
+            announce(svc)
+        return ask_questions(svc, questions, today, secrets, progress=progress)
+
+
+def evaluate_qa(gguf: str | Path, published_dir: str | Path, truth: dict, store_dir: str | Path,
+                limit: int | None = None, today: str = "2024-12-31") -> tuple[list[dict], dict]:
+    """(report case rows, summary) of the QA suite (`eval` questions of `truth`) asked of `gguf`
+    through the whole turn (`ask_endpoint`). `limit` keeps every n-th question so each kind stays
+    represented."""
+    qs = spread(synthetic_questions(truth, "eval"), limit)
+    rows = ask_endpoint({"gguf": str(gguf)}, published_dir, store_dir, qs, today,
+                        [s["value"] for s in truth.get("secrets", [])])
     return as_cases(rows), summarize_rows(rows)

@@ -60,3 +60,35 @@ def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: 
         build_memory(corpus, memory, truth["user"])
         stamp_file.write_text(stamp)
     return memory / "published", json.loads((corpus / "ground_truth.json").read_text(encoding="utf-8"))
+
+
+def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, dict[tuple[str, int], str]]:
+    """(published dir, annotations, (chat file, line) -> message id) of a hand-annotated chat set
+    (`chats/*.txt` + `chats/annotations.json`: the held-out natural set, the dev set), its memory
+    built under `root` once and rebuilt when a chat file changes."""
+    from truffle_assets.evals.qa import load_natural
+    from truffle_assets.ids import chat_id_for, message_ids
+    from truffle_assets.parsing import parse_file
+
+    chats, root = Path(chats), Path(root)
+    ann = load_natural(chats)
+    files = sorted(chats.glob("*.txt"))
+    h = hashlib.sha256()
+    line_ids: dict[tuple[str, int], str] = {}
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+        entries = parse_file(f).entries
+        for e, mid in zip(entries, message_ids(chat_id_for(f), entries)):
+            for line in range(e.line_start, e.line_end + 1):
+                line_ids[(f.name, line)] = mid
+    stamp_file, published = root / "stamp", root / "published"
+    if not (stamp_file.is_file() and stamp_file.read_text() == h.hexdigest()[:16]
+            and (published / "latest.json").is_file()):
+        shutil.rmtree(root, ignore_errors=True)
+        exports = root / "exports"
+        exports.mkdir(parents=True)
+        for f in files:
+            shutil.copy2(f, exports / f.name)
+        build_memory(exports, root, ann["user"])
+        stamp_file.write_text(h.hexdigest()[:16])
+    return published, ann, line_ids

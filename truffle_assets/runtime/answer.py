@@ -6,8 +6,10 @@
   available, and an envelope then ends the turn as a retrieval-only answer). Endpoint down,
   timeout, HTTP errors and malformed output never raise: they set `fallback`.
 * `finalize` keeps only citations of messages that were in the context (invented ids are removed
-  from the text and listed in the trace), labels uncertain evidence, scrubs secret-shaped values
-  and adds a freshness line per chat ("Memory current to 2022-09-17 (priya-sharma)."). A fallback
+  from the text and listed in the trace), re-points or adds a citation where one shown message
+  states a sentence's claim and the cited one does not (`attribution`, listed in the trace),
+  labels uncertain evidence, scrubs secret-shaped values and adds a freshness line per chat
+  ("Memory current to 2022-09-17 (priya-sharma)."). A fallback
   turn answers with the best evidence shown to the model, quoted (`_retrieval_only`).
 """
 
@@ -24,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.runtime import privacy
+from truffle_assets.runtime.attribution import attribute
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
@@ -203,6 +206,7 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     by_id = {i["message_id"]: i for i in state.items}
     shown = set(state.context_ids)
     invalid: list[str] = []
+    attributed: list[dict] = []
     fallback: dict = {}
     if state.refused:
         body, cites, weak = state.answer, [], []
@@ -210,6 +214,8 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
         body, cites, weak = _retrieval_only(state, ctx)
     else:
         body, invalid = clean_body(state.raw_output or "", shown)
+        body, attributed = attribute(body, state.question, {i: evidence_line(by_id[i])[2] for i in state.context_ids
+                                                              if i in by_id})
         if not body.strip(" .,;:"):  # nothing but invented citations
             fallback = {"fallback": "malformed_output", "fallback_detail": "the answer held only invented citations"}
             body, cites, weak = _retrieval_only(replace(state, **fallback), ctx)
@@ -224,7 +230,8 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     chats = sorted({by_id[c]["chat_id"] for c in cites if c in by_id})
     fresh = [text("freshness_answer", chat=c, date=state.watermarks[c][:10]) for c in chats if c in state.watermarks]
     answer = body + ("\n\n" + "\n".join(fresh) if fresh else "")
-    step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "uncertain": weak,
-            "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
-    return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid, "uncertain": weak,
+    step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "attributed": attributed,
+            "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
+    return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
+            "attributed": attributed, "uncertain": weak,
             "freshness": fresh, "scrubbed": scrubbed, "trace": [step], **fallback}

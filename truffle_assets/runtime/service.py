@@ -280,8 +280,8 @@ class ChatService:
             "recall_count": out.get("recall_count", 0), "max_recalls": out.get("max_recalls"),
             "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
             "context_ids": out.get("context_ids", []), "dropped": out.get("dropped", {}),
-            "invalid_citations": out.get("invalid_citations", []), "scrubbed": out.get("scrubbed", []),
-            "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
+            "invalid_citations": out.get("invalid_citations", []), "attributed": out.get("attributed", []),
+            "scrubbed": out.get("scrubbed", []), "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
             "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
             "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,
         }

@@ -93,6 +93,7 @@ class State(InputState):
     body: str = ""                                           # the answer without the freshness lines
     citations: list[str] = field(default_factory=list)
     invalid_citations: list[str] = field(default_factory=list)
+    attributed: list[dict] = field(default_factory=list)    # citations finalize re-pointed or added
     uncertain: list[str] = field(default_factory=list)
     freshness: list[str] = field(default_factory=list)
     scrubbed: list[str] = field(default_factory=list)

@@ -13,13 +13,19 @@ Each row also gets a rejected answer of the kind the embedded model produces (DP
 uncited, a hallucinated value with a citation, or a dump of quoted context lines. Rows go to
 `prompts/pack/grounded_runtime.json`, which `pack.generate_pack` adds to the synthetic pack; the
 file records the seeds and budget it came from (regenerate with `python -m benchmarks.grounded_pack`).
+
+`annotated_rows` does the same on a hand-annotated chat set written by a person, not our generator
+(the dev set, `benchmarks/devset/natural`): its own questions, and one question per current fact
+the annotators marked, so the model learns to read values off text nobody templated. The held-out
+natural set is the QA suite's and is never used for training.
 """
 
 from __future__ import annotations
 
 import re
 
-from truffle_assets.evals.qa import REFUSAL, Question, key_matches, synthetic_questions
+from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
+                                    synthetic_questions)
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched
 NOT_FOUND = "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which."
@@ -71,7 +77,59 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
 
 def rows_for(svc, truth: dict, *, today: str, seed: int) -> tuple[list[dict], dict[str, int]]:
     """Grounded rows of one built synthetic memory (its ground truth `truth`), and what they hold."""
-    qs = synthetic_questions(truth, "train", seed)
+    return _rows(svc, synthetic_questions(truth, "train", seed), today=today, tag=f"runtime/{seed}")
+
+
+# how a person asks for an annotated attribute; anything else gets the generic phrasing
+_ASK = {"employer": "Where do I work?", "job_title": "What's my job title?", "city": "Which city do I live in?",
+        "neighbourhood": "Which part of town do I live in?", "diet": "What's my diet these days?",
+        "allergy": "What am I allergic to?", "blood_group": "What's my blood group?",
+        "birthday": "When is my birthday?", "hometown": "Where am I from originally?",
+        "partner": "Who is my partner?", "nickname": "What do people call me?", "age": "How old am I?",
+        "team": "Which team am I on?", "manager": "Who is my manager?", "school": "Which school did I go to?",
+        "degree": "What did I study?", "car": "What car do I have?", "phone": "Which phone do I use?",
+        "laptop": "What laptop do I have?", "brother": "What's my brother's name?", "niece": "What's my niece called?",
+        "rent": "How much rent do I pay?", "lives_with": "Who do I live with?", "profession": "What do I do for a living?"}
+
+
+def _ask(attribute: str) -> str:
+    if attribute in _ASK:
+        return _ASK[attribute]
+    words = attribute.replace("_", " ")
+    if words.startswith("favourite "):
+        return f"What's my {words}?"
+    return f"What do my chats say about my {words}?"
+
+
+def fact_questions(annotations: dict, message_id_of: dict[tuple[str, int], str]) -> list[Question]:
+    """One question per current annotated fact whose attribute has no other current fact (so the
+    answer is that fact's value), with the annotated message and its restatements as evidence."""
+    facts = [f for f in annotations["facts"] if f.get("subject") == "user" and not f.get("valid_to")]
+    per_attr: dict[str, int] = {}
+    for f in facts:
+        per_attr[f["attribute"]] = per_attr.get(f["attribute"], 0) + 1
+    out = []
+    for f in facts:
+        if per_attr[f["attribute"]] > 1 or not f.get("value"):
+            continue
+        stated = [(f["chat_file"], f["line"])] + [(s.get("chat_file", f["chat_file"]), s.get("line"))
+                                                   for s in f.get("also_stated") or [] if isinstance(s, dict)]
+        keys, _ = answer_keys(f["value"], "multi")
+        label = f["attribute"].replace("_", " ")
+        out.append(Question(f"fact-{f['id']}", _ask(f["attribute"]), "current", keys,
+                            evidence=[message_id_of[k] for k in stated if k in message_id_of],
+                            answer=f"Your {label}: {f['value']}", source="devset"))
+    return out
+
+
+def annotated_rows(svc, annotations: dict, message_id_of: dict[tuple[str, int], str], *,
+                   tag: str) -> tuple[list[dict], dict[str, int]]:
+    """Grounded rows of a hand-annotated chat set's built memory: its questions and its facts'."""
+    qs = natural_questions(annotations, message_id_of) + fact_questions(annotations, message_id_of)
+    return _rows(svc, qs(annotations, message_id_of), today=annotations["as_of"], tag=tag)
+
+
+def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict], dict[str, int]]:
     answerable = [q for q in qs if q.answerable]
     out, counts = [], {"cited": 0, "not_found": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
     for n, q in enumerate(qs):
@@ -83,6 +141,6 @@ def rows_for(svc, truth: dict, *, today: str, seed: int) -> tuple[list[dict], di
         lines = context_lines(prompt)
         chosen, ids = target(q, lines)
         counts["cited" if ids else "refusal" if q.kind == "secret" else "absent" if q.kind == "none" else "not_found"] += 1
-        out.append({"source_id": f"runtime/{seed}/{q.id}", "question_kind": q.kind, "prompt": prompt,
+        out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "prompt": prompt,
                     "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
     return out, counts

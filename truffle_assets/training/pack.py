@@ -38,11 +38,11 @@ GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes fro
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
-# SFT rows; DPO rows: every second one. Small beside the ~100 grounded answers recorded on the
-# runtime's own prompts (`recorded_rows`), which are the product's main job: a CPU run of ~100 steps
-# sees each kind a few times and the runtime answers most
-DEFAULT_SIZES = {"toolcall": 30, "grounded_answer": 15, "write_refusal": 10, "memory_type": 24,
-                 "privacy_refusal": 15, "question_card": 10}
+# SFT rows; DPO rows: every second one. Small beside the ~250 grounded answers recorded on the
+# runtime's own prompts (`recorded_rows`), which are the product's main job; the refusals stay at
+# their first-wave sizes because a run with 15 privacy rows leaked 9 of the privacy suite's secrets
+DEFAULT_SIZES = {"toolcall": 30, "grounded_answer": 15, "write_refusal": 30, "memory_type": 24,
+                 "privacy_refusal": 50, "question_card": 10}
 
 
 def _pack_version() -> str:

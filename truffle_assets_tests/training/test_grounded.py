@@ -1,0 +1,35 @@
+"""Grounded rows from a hand-annotated chat set: which annotated facts become questions."""
+
+from __future__ import annotations
+
+from truffle_assets.training.grounded import NOT_FOUND, fact_questions, target
+
+ANN = {"facts": [
+    {"id": "emp1", "chat_file": "a.txt", "line": 3, "subject": "user", "attribute": "employer",
+     "value": "Kothari & Rao", "valid_to": "2023-05-31"},
+    {"id": "emp2", "chat_file": "a.txt", "line": 9, "subject": "user", "attribute": "employer",
+     "value": "Bajaj Finserv, in Pune", "valid_to": None, "also_stated": [{"chat_file": "b.txt", "line": 2}]},
+    {"id": "h1", "chat_file": "b.txt", "line": 5, "subject": "user", "attribute": "hobby", "value": "pottery"},
+    {"id": "h2", "chat_file": "b.txt", "line": 7, "subject": "user", "attribute": "hobby", "value": "birding"},
+    {"id": "food", "chat_file": "b.txt", "line": 8, "subject": "user", "attribute": "favourite_food",
+     "value": "rajma chawal (Sundays)"},
+]}
+IDS = {("a.txt", 3): "m3", ("a.txt", 9): "m9", ("b.txt", 2): "n2", ("b.txt", 5): "n5", ("b.txt", 7): "n7",
+       ("b.txt", 8): "n8"}
+
+
+def test_one_question_per_current_fact_whose_attribute_has_one_value():
+    qs = {q.id: q for q in fact_questions(ANN, IDS)}
+    # the ended employer is not current, and two current hobbies would make either answer half right
+    assert set(qs) == {"fact-emp2", "fact-food"}
+    work, food = qs["fact-emp2"], qs["fact-food"]
+    assert work.question == "Where do I work?" and work.evidence == ["m9", "n2"]  # restatements count
+    assert work.keys == ["Bajaj Finserv, in Pune"] and work.answer == "Your employer: Bajaj Finserv, in Pune"
+    assert food.question == "What's my favourite food?" and food.keys == ["rajma chawal"]
+
+
+def test_the_answer_cites_the_shown_statement_or_says_it_is_not_in_memory():
+    q = {q.id: q for q in fact_questions(ANN, IDS)}["fact-emp2"]
+    shown = [("x1", "Mehak", "lol"), ("n2", "Mehak", "Bajaj Finserv it is, Pune here I come")]
+    assert target(q, shown) == ("Your employer: Bajaj Finserv, in Pune [msg:n2].", ["n2"])
+    assert target(q, [("x1", "Mehak", "lol")]) == (NOT_FOUND, [])
