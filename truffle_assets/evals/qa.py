@@ -376,6 +376,18 @@ def as_cases(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def runtime_fingerprint() -> str:
+    """A hash of the code a QA answer passes through (the chat runtime and this scorer): a cached
+    report of another model is comparable only when it was asked through the same code."""
+    import hashlib
+
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for p in sorted((root / "runtime").glob("*.py")) + [Path(__file__)]:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def ask_endpoint(endpoint: dict[str, Any], published_dir: str | Path, store_dir: str | Path,
                  questions: list[Question], today: str, secrets: list[str] = (), progress=None,
                  announce=None) -> list[dict[str, Any]]:

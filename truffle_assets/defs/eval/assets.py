@@ -49,13 +49,15 @@ def _base_gguf(run_dir: Path) -> Path | None:
 
 
 def _base_report(base: Path, root: Path, config: EvalConfig, secrets: list[dict], qa) -> Path:
-    """The base model's report on the same suites, evaluated once per base file, suites and settings."""
+    """The base model's report on the same suites, evaluated once per base file, suites, settings and
+    (with the QA suite) runtime code."""
     from truffle_assets.evals.cases import SUITE_VERSION
+    from truffle_assets.evals.qa import runtime_fingerprint
     from truffle_assets.evals.runner import evaluate_gguf
     from truffle_assets.files import sha256_file
 
     key = f"{sha256_file(base)[:16]}-s{SUITE_VERSION}-t{'_'.join(map(str, config.temperatures))}" \
-          f"-l{config.limit}-qa{config.qa_limit if qa else 'off'}"
+          f"-l{config.limit}-qa{f'{config.qa_limit}-{runtime_fingerprint()}' if qa else 'off'}"
     out = root / "base-eval" / key
     if not (out / "report.json").exists():
         evaluate_gguf(base, out, secrets, temperatures=tuple(config.temperatures), limit=config.limit,
