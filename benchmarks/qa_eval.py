@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
-    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "unsupported", "leaks", "fallbacks",
+    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "evidence_shown",
+              "correct_when_shown", "unsupported", "leaks", "fallbacks",
               "median_ms", "p90_ms"):
         print(f"{k:22}{summary['base'][k]!s:>10}{summary[other_label][k]!s:>10}")
     for k in sorted(set(summary["base"]["by"]) | set(summary[other_label]["by"])):

@@ -331,7 +331,9 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
         rows.append({"id": q.id, "source": q.source, "kind": q.kind, "question": q.question, "keys": q.keys,
                      "answer": turn.body, "citations": turn.citations, "fallback": turn.fallback,
                      "refused": turn.refused, "ms": round(ms), "prompt_tokens": turn.tokens.get("prompt"),
-                     "attributed": len(turn.trace.get("attributed") or []), **s})
+                     "attributed": len(turn.trace.get("attributed") or []),
+                     # retrieval's part: was a message that states the fact in the prompt at all?
+                     "evidence_shown": bool(set(q.evidence) & set(turn.trace.get("context_ids") or [])), **s})
         if progress is not None:
             progress(n, len(questions), rows[-1])
     return rows
@@ -357,6 +359,8 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "fallbacks": sum(bool(r["fallback"]) for r in rows),
         # answers whose citations finalize re-pointed or added (`runtime.attribution`), not the model
         "attributed": sum(bool(r.get("attributed")) for r in ans),
+        "evidence_shown": sum(bool(r.get("evidence_shown")) for r in ans),
+        "correct_when_shown": sum(bool(r.get("evidence_shown")) and r["correct"] for r in ans),
         "median_ms": round(statistics.median(ms)) if ms else None,
         "p90_ms": round(sorted(ms)[int(0.9 * (len(ms) - 1))]) if ms else None,
         "by": {k: round(sum(v) / len(v), 3) for k, v in sorted(by.items())},

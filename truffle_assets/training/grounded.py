@@ -126,7 +126,7 @@ def annotated_rows(svc, annotations: dict, message_id_of: dict[tuple[str, int], 
                    tag: str) -> tuple[list[dict], dict[str, int]]:
     """Grounded rows of a hand-annotated chat set's built memory: its questions and its facts'."""
     qs = natural_questions(annotations, message_id_of) + fact_questions(annotations, message_id_of)
-    return _rows(svc, qs(annotations, message_id_of), today=annotations["as_of"], tag=tag)
+    return _rows(svc, qs, today=annotations["as_of"], tag=tag)
 
 
 def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict], dict[str, int]]:
