@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         published, ann, line_ids = annotated_memory(DEVSET, args.work / "mem-devset")
         cfg = RuntimeConfig(published_dir=published, store_dir=args.work / "store-devset",
                             budget=Budget(**EMBEDDED_BUDGET, cap=16_384))
-        got, counts = annotated_rows(ChatService(cfg), ann, line_ids, tag="devset")
+        got, counts = annotated_rows(ChatService(cfg), ann, line_ids, tag="runtime/devset")
         rows += got
         summary["devset"] = counts
         print(f"devset: {len(got)} rows {counts}", flush=True)
