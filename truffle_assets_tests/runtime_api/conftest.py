@@ -3,14 +3,18 @@
 The memory, the chat FakeLLM (`llm`, answering in prose and citing the first message shown to it)
 and the `make_service` factory come from the runtime tests' conftest (which builds the memory
 through the real Dagster chain); they are imported so they are package-scoped here too.
-`live_server` runs the app under a real uvicorn on a free port in a thread.
+`live_server` runs the app under a real uvicorn on a free port in a thread; `serve_process` runs
+a `truffle serve` command line as its own process group.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -49,6 +53,25 @@ def live_server(app, timeout: float = 20.0) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@contextlib.contextmanager
+def serve_process(argv: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """`argv` (a `truffle serve` command line) in its own session, output to `log`. On the way out a
+    process still running gets SIGTERM, which lets serve stop its llama.cpp servers too, then SIGKILL
+    for the whole group if it does not stop."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
 
 
 @pytest.fixture

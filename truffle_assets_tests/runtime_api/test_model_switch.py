@@ -26,7 +26,7 @@ from truffle_assets.registry import KEY_ENV, Registry
 from truffle_assets.runtime import RuntimeConfig, open_service
 from truffle_assets.runtime.api import create_app
 from truffle_assets_tests.model_fixtures import shared_tiny_gguf
-from truffle_assets_tests.runtime_api.conftest import live_server
+from truffle_assets_tests.runtime_api.conftest import live_server, serve_process
 from truffle_assets_tests.test_registry import KEY, make_run
 
 QUESTION = "What did Priya say about the trip?"
@@ -247,21 +247,18 @@ def test_truffle_serve_follows_truffle_promote_and_rollback(tmp_path, ggufs):
 
     assert "active model: run-a" in truffle("promote", "run-a", "--runs", str(tmp_path / "runs"), "--reason", "first")
     port, log = free_port(), tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "truffle_assets.cli", "serve", "--port", str(port),
-                                 "--published", str(tmp_path / "published"), "--store", str(tmp_path / "runtime"),
-                                 "--n-ctx", "2048"], stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+    argv = [sys.executable, "-m", "truffle_assets.cli", "serve", "--port", str(port), "--published",
+            str(tmp_path / "published"), "--store", str(tmp_path / "runtime"), "--n-ctx", "2048"]
     base = f"http://127.0.0.1:{port}"
 
-    def served() -> dict | None:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            return health(base)["model"]
-        except httpx.TransportError:
-            return None
+    with serve_process(argv, env, log) as proc:
+        def served() -> dict | None:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                return health(base)["model"]
+            except httpx.TransportError:
+                return None
 
-    try:
         assert wait_for(served, "serve up", timeout=120)["run_id"] == "run-a"
         assert "serving run-a-q4_k_m.gguf (registry, run-a); a promotion or rollback is served without a restart" \
             in log.read_text()
@@ -281,11 +278,3 @@ def test_truffle_serve_follows_truffle_promote_and_rollback(tmp_path, ggufs):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) in (0, 128 + signal.SIGTERM), log.read_text()[-3000:]
         assert llama_servers(tmp_path) == []
-    finally:
-        if proc.poll() is None:  # a failed assertion: SIGTERM lets serve stop its llama.cpp servers too
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -21,6 +20,7 @@ from truffle_assets.runtime import RuntimeConfig
 from truffle_assets.net import is_loopback
 from truffle_assets.runtime.serve import ServeError, add_serve_command, check_bind, serve
 from truffle_assets.llm.gguf import qwen_gguf
+from truffle_assets_tests.runtime_api.conftest import serve_process
 
 ENV_ENDPOINT = ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY",
                 "TRUFFLE_API_TOKEN")
@@ -82,12 +82,9 @@ def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ENV_ENDPOINT} | {"HF_HUB_OFFLINE": "1",
                                                                             "TRUFFLE_API_TOKEN": token}
     log = tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", RUN_SERVE, "serve", "--port", str(port), "--published",
-                                 str(tmp_path / "published"), "--store", str(tmp_path / "runtime"), "--gguf", str(gguf),
-                                 "--n-ctx", "1024"], stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-    try:
+    argv = [sys.executable, "-c", RUN_SERVE, "serve", "--port", str(port), "--published", str(tmp_path / "published"),
+            "--store", str(tmp_path / "runtime"), "--gguf", str(gguf), "--n-ctx", "1024"]
+    with serve_process(argv, env, log) as proc:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120
         while True:
@@ -109,11 +106,3 @@ def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
         assert proc.wait(timeout=30) in (0, 128 + signal.SIGTERM), log.read_text()[-3000:]
         with pytest.raises((urllib.error.URLError, OSError)):
             urllib.request.urlopen(f"{llama_url}/models", timeout=2)  # stopped with it
-    finally:
-        if proc.poll() is None:  # a failed assertion above: SIGTERM lets it stop its llama server too
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
