@@ -1,4 +1,5 @@
-"""The `truffle` console script: parse, synth, ingest, up, forget, recall, ask, chat, serve, train, promote, rollback, audit."""
+"""The `truffle` console script: parse, synth, ingest, up, forget, recall, ask, chat, serve, train, promote, rollback,
+audit, ship, install-shipped."""
 
 from __future__ import annotations
 
@@ -186,17 +187,60 @@ def _registry(args: argparse.Namespace):
     return Registry(args.registry)
 
 
+def _run_dir(args: argparse.Namespace) -> Path:
+    """`--runs/RUN`, else the current candidate."""
+    runs = Path(args.runs)
+    return runs / args.run if args.run else Path(json.loads((runs / "candidate.json").read_text())["run_dir"])
+
+
 def cmd_promote(args: argparse.Namespace) -> int:
     from truffle_assets.registry import read_gate
 
-    runs = Path(args.runs)
-    run_dir = runs / args.run if args.run else Path(json.loads((runs / "candidate.json").read_text())["run_dir"])
+    run_dir = _run_dir(args)
     return _switch_model(args, lambda reg: reg.promote(run_dir, gate_passed=read_gate(run_dir) is True,
                                                        force=args.force, reason=args.reason), show_forced=True)
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     return _switch_model(args, lambda reg: reg.rollback(reason=args.reason))
+
+
+def cmd_ship(args: argparse.Namespace) -> int:
+    """Copy a gate-passed run's adapter into the repository (models/shipped/<run>/) for setup to rebuild."""
+    from truffle_assets.training.shipped import ShipError, ShipRefused, ship
+
+    try:
+        dest = ship(_run_dir(args), Path(args.to))
+    except ShipError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, ShipRefused) else 1
+    mb = sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) / 1e6
+    print(f"shipped {dest.name} to {dest} ({mb:.1f} MB); commit it: git add {dest}")
+    return 0
+
+
+def cmd_install_shipped(args: argparse.Namespace) -> int:
+    """Rebuild the shipped run's GGUF, check it is the evaluated one, make it active if none is."""
+    from truffle_assets.llm.gguf import BaseModelError
+    from truffle_assets.registry import RegistryError
+    from truffle_assets.training.gguf_export import ExportError
+    from truffle_assets.training.shipped import ShipError, ShipRefused, install, latest_shipped
+
+    try:
+        shipped = latest_shipped(args.source)
+        if shipped is None:
+            print(f"nothing shipped in {args.source}: nothing to install")
+            return 0
+        result = install(shipped, Path(args.runs), _registry(args), force=args.force, base_dir=args.base_dir)
+    except (ShipRefused, RegistryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (ShipError, ExportError, BaseModelError, OSError) as exc:
+        print(f"error: rebuilding the shipped model failed: {exc}", file=sys.stderr)
+        return 1
+    took = f" (rebuilt in {result.seconds:.0f} s)" if result.rebuilt else ""
+    print(f"{result.message}{took}")
+    return 0
 
 
 def _switch_model(args: argparse.Namespace, change, show_forced: bool = False) -> int:
@@ -361,6 +405,20 @@ def build_parser() -> argparse.ArgumentParser:
     promote.add_argument("--force", action="store_true", help="promote although the gate failed (needs --reason)")
     promote.add_argument("--reason", default="")
     sub.choices["rollback"].add_argument("--reason", default="")
+    from truffle_assets.training.shipped import SHIPPED_DIR
+
+    shp = sub.add_parser("ship", help="copy a gate-passed run's adapter to models/shipped/ to commit with the repository")
+    shp.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
+    shp.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    shp.add_argument("--to", default=str(SHIPPED_DIR))
+    shp.set_defaults(func=cmd_ship)
+    ins = sub.add_parser("install-shipped", help="rebuild the shipped model, check its sha256, make it active if none is")
+    ins.add_argument("--from", dest="source", default=str(SHIPPED_DIR))
+    ins.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    ins.add_argument("--registry", default=registry)
+    ins.add_argument("--base-dir", default=None, help="the base model folder (default: resolved from its name)")
+    ins.add_argument("--force", action="store_true", help="replace the active model")
+    ins.set_defaults(func=cmd_install_shipped)
     audit = sub.add_parser("audit", help="verify the promotion audit log, its anchors and the active model")
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--registry", default=registry)
