@@ -6,7 +6,8 @@ summaries, token budgets), and the target answer is written from what that promp
 
 * the fact's message is in the context -> the fact in one sentence with its `[msg:<id>]` citation
   (a context message whose text holds the value counts too);
-* it is not -> "not in your memory" (the model must not answer from what it was trained on);
+* it is not -> no row: the fact is in memory, retrieval missed it, and teaching "not in your
+  memory" for it taught the model to say nothing else;
 * nothing planted answers it -> "not in your memory"; a secret the guard let through -> a refusal.
 
 Each row also gets a rejected answer of the kind the embedded model produces (DPO): the same answer
@@ -131,7 +132,7 @@ def annotated_rows(svc, annotations: dict, message_id_of: dict[tuple[str, int], 
 
 def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict], dict[str, int]]:
     answerable = [q for q in qs if q.answerable]
-    out, counts = [], {"cited": 0, "not_found": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
+    out, counts = [], {"cited": 0, "not_shown": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
     for n, q in enumerate(qs):
         state = svc.compose(q.question, today=today)
         if state.get("refused"):
@@ -140,7 +141,12 @@ def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict],
         prompt = [{"role": m["role"], "content": m["content"]} for m in state["prompt"]]
         lines = context_lines(prompt)
         chosen, ids = target(q, lines)
-        counts["cited" if ids else "refusal" if q.kind == "secret" else "absent" if q.kind == "none" else "not_found"] += 1
+        if q.answerable and not ids:
+            # a retrieval miss: "not in memory" would be taught for a fact that is in memory, and a
+            # quarter of such rows made the 2026-11-25 run answer nothing else
+            counts["not_shown"] += 1
+            continue
+        counts["cited" if ids else "refusal" if q.kind == "secret" else "absent"] += 1
         out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "prompt": prompt,
                     "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
     return out, counts

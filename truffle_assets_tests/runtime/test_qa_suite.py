@@ -6,7 +6,7 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 
 from __future__ import annotations
 
-from truffle_assets.evals.qa import ask_questions, key_matches, summarize_rows, synthetic_questions
+from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
 from truffle_assets.training.grounded import NOT_FOUND, context_lines, rows_for
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message
@@ -21,7 +21,7 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
     asked = synthetic_questions(truth, "train", 24)
     secrets = [q for q in asked if q.kind == "secret"]
     assert counts["guard_refused"] == len(secrets) > 0  # the guard answers those; the model never sees them
-    assert len(rows) == len(asked) - len(secrets)
+    assert len(rows) == len(asked) - len(secrets) - counts["not_shown"]
     cited = [r for r in rows if r["chosen"] != NOT_FOUND]
     assert counts["cited"] == len(cited) >= 1 and counts["absent"] >= 4  # a 2-chat world plants few facts
     by_id = {f"runtime/24/{q.id}": q for q in asked}
@@ -34,8 +34,8 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
         assert set(ids) <= set(shown), "a grounded answer cites only messages its prompt shows"
         if ids:  # the cited message is the planted one or states the value
             assert all(i in q.evidence or any(key_matches(k, shown[i]) for k in q.keys) for i in ids)
-        elif q.answerable:  # the fact's message is not in the prompt: the answer says so
-            assert not any(i in shown for i in q.evidence) and r["chosen"] == NOT_FOUND
+        else:  # "not in memory" only where nothing was planted: a retrieval miss makes no row
+            assert not q.answerable and r["chosen"] in (NOT_FOUND, REFUSAL)
 
 
 def test_the_suite_scores_answers_through_the_whole_turn(world, make_service, llm):

@@ -28,7 +28,7 @@ def test_one_question_per_current_fact_whose_attribute_has_one_value():
     assert food.question == "What's my favourite food?" and food.keys == ["rajma chawal"]
 
 
-def test_the_answer_cites_the_shown_statement_or_says_it_is_not_in_memory():
+def test_the_answer_cites_the_shown_statement():
     q = {q.id: q for q in fact_questions(ANN, IDS)}["fact-emp2"]
     shown = [("x1", "Mehak", "lol"), ("n2", "Mehak", "Bajaj Finserv it is, Pune here I come")]
     assert target(q, shown) == ("Your employer: Bajaj Finserv, in Pune [msg:n2].", ["n2"])
