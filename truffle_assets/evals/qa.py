@@ -236,6 +236,13 @@ def answer_keys(answer: str | None, kind: str) -> tuple[list[str], str | None]:
     return [a.strip(" .")], None
 
 
+def stated_ids(fact: dict, message_id_of: dict[tuple[str, int], str]) -> list[str]:
+    """Message ids of an annotated fact's line and of its restatements (`also_stated`)."""
+    stated = [(fact["chat_file"], fact["line"])] + [(s.get("chat_file", fact["chat_file"]), s.get("line"))
+                                                     for s in fact.get("also_stated") or [] if isinstance(s, dict)]
+    return [message_id_of[k] for k in stated if k in message_id_of]
+
+
 def natural_questions(annotations: dict, message_id_of: dict[tuple[str, int], str]) -> list[Question]:
     """The held-out natural questions; `message_id_of[(chat file, line)]` maps annotated lines to ids."""
     facts = {f["id"]: f for f in annotations["facts"]}
@@ -248,9 +255,7 @@ def natural_questions(annotations: dict, message_id_of: dict[tuple[str, int], st
             f = facts.get(fid)
             if not f:
                 continue
-            stated = [(f["chat_file"], f["line"])] + [(s.get("chat_file", f["chat_file"]), s.get("line"))
-                                                       for s in f.get("also_stated") or [] if isinstance(s, dict)]
-            ev += [message_id_of[k] for k in stated if k in message_id_of]
+            ev += stated_ids(f, message_id_of)
         if kind in ("unanswerable", "false_premise"):
             kind = "none"
         elif pol:

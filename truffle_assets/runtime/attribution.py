@@ -43,17 +43,18 @@ def _stem(w: str) -> str:
     return w
 
 
+def stems(text: str) -> set[str]:
+    return {_stem(w) for w in words(text)}
+
+
 def claim_words(sentence: str, question: str) -> set[str]:
     """The sentence's content words that the question does not already hold."""
-    asked = {_stem(w) for w in words(question)}
-    return {_stem(w) for w in words(CITE.sub(" ", sentence)) if w not in _STOP} - asked
+    return {_stem(w) for w in words(CITE.sub(" ", sentence)) if w not in _STOP} - stems(question)
 
 
-def support(claim: set[str], text: str) -> float:
-    if not claim:
-        return 0.0
-    have = {_stem(w) for w in words(text)}
-    return len(claim & have) / len(claim)
+def support(claim: set[str], have: set[str]) -> float:
+    """Share of the claim's words among a message's (`stems` of its text)."""
+    return len(claim & have) / len(claim) if claim else 0.0
 
 
 def _cite(sentence: str, mid: str) -> str:
@@ -67,12 +68,13 @@ def _cite(sentence: str, mid: str) -> str:
 def attribute(body: str, question: str, shown: dict[str, str]) -> tuple[str, list[dict]]:
     """(body with repaired citations, what changed). `shown`: message id -> the text the model saw."""
     out, changes = [], []
+    shown = {mid: stems(text) for mid, text in shown.items()}  # once, not per sentence
     for sentence in _SENTENCE.split(body):
         claim = set() if _ABSENT.search(sentence) else claim_words(sentence, question)
         cited = list(dict.fromkeys(CITE.findall(sentence)))
         best_id, best = None, 0.0
-        for mid, text in shown.items():
-            s = support(claim, text)
+        for mid, have in shown.items():
+            s = support(claim, have)
             if s > best:
                 best_id, best = mid, s
         if not claim or best_id is None or best < MIN_SUPPORT:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
-                                    synthetic_questions)
+                                    stated_ids, synthetic_questions)
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched
 NOT_FOUND = "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which."
@@ -113,12 +113,10 @@ def fact_questions(annotations: dict, message_id_of: dict[tuple[str, int], str])
     for f in facts:
         if per_attr[f["attribute"]] > 1 or not f.get("value"):
             continue
-        stated = [(f["chat_file"], f["line"])] + [(s.get("chat_file", f["chat_file"]), s.get("line"))
-                                                   for s in f.get("also_stated") or [] if isinstance(s, dict)]
         keys, _ = answer_keys(f["value"], "multi")
         label = f["attribute"].replace("_", " ")
         out.append(Question(f"fact-{f['id']}", _ask(f["attribute"]), "current", keys,
-                            evidence=[message_id_of[k] for k in stated if k in message_id_of],
+                            evidence=stated_ids(f, message_id_of),
                             answer=f"Your {label}: {f['value']}", source="devset"))
     return out
 
