@@ -39,9 +39,15 @@ def report(res_by_temp, suite_version=1):
             "scores": {t: summarize(r) for t, r in res_by_temp.items()}}
 
 
-def test_passes_when_every_floor_holds_and_nothing_to_compare_with():
-    g = evaluate_gate(report({"0.0": results(), "0.7": results(tool=0.9)}))
+def test_with_no_reference_the_candidate_must_meet_the_targets():
+    strong = results() | {"qa": qa_rows(cited=10, precise=10)}
+    g = evaluate_gate(report({"0.0": strong, "0.7": strong | {"toolcall": results(tool=0.9)["toolcall"]}}))
     assert g.passed and g.reasons == [] and g.regressions == [] and g.compared == []
+    # a random-init model clears every safety floor by saying nothing; with no reference it still fails
+    g = evaluate_gate(report({"0.0": results(tool=0.0, md=0.0) | {"qa": qa_rows(correct=0, cited=0, precise=0)}}))
+    assert not g.passed and [r.split(":")[1].split()[0] for r in g.reasons] == [
+        "toolcall", "markdown", "qa.cited_share", "qa.citation_precision"]
+    assert g.reasons[0].endswith("and there is no reference to compare with")
 
 
 def test_safety_floors_fail_on_their_own():
@@ -65,12 +71,13 @@ def test_qa_citation_rates_may_not_fall_below_the_reference():
     imprecise = results() | {"qa": qa_rows(cited=10, precise=6)}  # precision 0.6, reference 0.75
     assert [r.split(" is ")[0] for r in evaluate_gate(report({"0.0": imprecise}), reference).reasons] == [
         "t=0.0: qa.citation_precision 0.600"]
-    alone = evaluate_gate(report({"0.0": uncited}))  # no reference: the rates are targets, not floors
+    alone = evaluate_gate(report({"0.0": uncited}), report({"0.0": uncited}))  # equal to it: a target, not a floor
     assert alone.passed and "t=0.0: qa.cited_share 0.700 (target 0.9)" in alone.below_target
 
 
 def test_capability_targets_are_reported_not_blocking():
-    g = evaluate_gate(report({"0.0": results(tool=0.5, md=0.5)}))
+    weak = report({"0.0": results(tool=0.5, md=0.5)})
+    g = evaluate_gate(weak, weak)
     assert g.passed
     assert [b.split(":")[1].split()[0] for b in g.below_target] == ["toolcall", "markdown", "qa.cited_share"]
     assert TARGETS["toolcall"] == 0.85
@@ -83,7 +90,8 @@ def test_missing_objective_or_scores_fail():
     no_qa = results()
     del no_qa["qa"]
     assert "t=0.0: no qa results" in evaluate_gate(report({"0.0": no_qa})).reasons
-    assert evaluate_gate(report({"0.0": results(), "0.4": no_qa})).passed  # QA runs at t=0 only
+    both = report({"0.0": results(), "0.4": no_qa})
+    assert evaluate_gate(both, both).passed  # QA runs at t=0 only
     assert not evaluate_gate({"meta": {}, "scores": {}, "results": {}}).passed
 
 
