@@ -38,10 +38,12 @@ GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes fro
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
-# SFT rows; DPO rows: every second one. Small beside the ~250 grounded answers recorded on the
-# runtime's own prompts (`recorded_rows`), which are the product's main job; the refusals stay at
-# their first-wave sizes because a run with 15 privacy rows leaked 9 of the privacy suite's secrets
-DEFAULT_SIZES = {"toolcall": 30, "grounded_answer": 15, "write_refusal": 30, "memory_type": 24,
+# SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
+# own prompts (`recorded_rows`), which are the product's main job. The refusals stay at their
+# first-wave sizes because a run with 15 privacy rows leaked 9 of the privacy suite's secrets; tool
+# calls went 30 -> 80 because with 30 the 2026-11-25 run fell 0.09 below the base on that suite
+# (the rows are short, so they cost little of a CPU run's token budget)
+DEFAULT_SIZES = {"toolcall": 80, "grounded_answer": 15, "write_refusal": 30, "memory_type": 24,
                  "privacy_refusal": 50, "question_card": 10}
 
 
