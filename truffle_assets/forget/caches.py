@@ -45,12 +45,14 @@ def purge_index_versions(index_root: str | Path, dry_run: bool = False) -> int:
     """Remove every LanceDB table version but the newest; returns how many versions went."""
     import lancedb
 
+    from truffle_assets.index.lance import table_names
+
     root = Path(index_root)
     if not root.exists():
         return 0
     db = lancedb.connect(str(root))
     removed = 0
-    for name in db.table_names():
+    for name in table_names(db):
         tbl = db.open_table(name)
         before = len(tbl.list_versions())
         if dry_run:

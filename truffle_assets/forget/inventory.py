@@ -125,16 +125,16 @@ def left_in_store(db_path: str | Path, message_ids: set[str], fact_ids: set[str]
 def left_in_index(index_root: str | Path, message_ids: set[str]) -> dict[str, int]:
     """Rows holding any of the ids in EVERY retained version of the LanceDB tables (time travel
     would otherwise still return them): all zero after a completed forget."""
-    from truffle_assets.index.lance import RAW_TABLE, SUMMARY_TABLE  # torch-free module; lazy for CLI start-up
-
     import lancedb
+
+    from truffle_assets.index.lance import RAW_TABLE, SUMMARY_TABLE, table_names  # lazy for CLI start-up
 
     out = {"lance_raw_rows": 0, "lance_summary_rows": 0, "lance_versions_checked": 0}
     root = Path(index_root)
     if not message_ids or not root.exists():
         return out
     db = lancedb.connect(str(root))
-    names = set(db.table_names())
+    names = set(table_names(db))
     ids = sorted(message_ids)
     for name, col, key in ((RAW_TABLE, "message_id", "lance_raw_rows"),
                            (SUMMARY_TABLE, "evidence_message_ids", "lance_summary_rows")):

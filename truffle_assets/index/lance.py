@@ -107,6 +107,16 @@ def is_uri(root: str | Path) -> bool:
     return "://" in str(root) and not str(root).startswith("file://")
 
 
+def table_names(db) -> list[str]:
+    """Every table of a LanceDB connection (`list_tables()` pages; `table_names()` is deprecated)."""
+    names, token = [], None
+    while True:
+        page = db.list_tables(page_token=token)
+        names += page.tables or []
+        if not (token := page.page_token):
+            return names
+
+
 def present(tbl, *cols: str) -> list[str]:
     """Those of `cols` the table has (at the version it was opened at): older indexes lack the
     columns added since (`keys`, `shown_text`), and selecting a missing column is an error."""
@@ -252,8 +262,7 @@ class MemoryIndex:
                 raw.add_columns({col: "CAST(NULL AS STRING)"})
 
     def _exists(self, name: str) -> bool:
-        # list_tables() pages; we own two tables, so the first page always has them
-        return name in (self._db.list_tables().tables or [])
+        return name in table_names(self._db)
 
     # ---- writing -------------------------------------------------------------------------
     def upsert_partitions(self, chat_id: str, days: list[date], raw_rows: pl.DataFrame,
