@@ -41,8 +41,9 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
 # SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
 # own prompts (`recorded_rows`), which are the product's main job. The refusals stay at their
 # first-wave sizes because a run with 15 privacy rows leaked 9 of the privacy suite's secrets; tool
-# calls went 30 -> 80 because with 30 the 2026-11-25 run fell 0.09 below the base on that suite
-# (the rows are short, so they cost little of a CPU run's token budget)
+# calls went 30 -> 80 because with 30 the 2026-11-25 run fell 0.09 below the base on that suite.
+# With 80 the next run rose 0.28 there but answered the Markdown suite with tool calls (0.192 ->
+# 0.025): the shares decide what a 150-step run learns, so 80 is too many (README, third run)
 DEFAULT_SIZES = {"toolcall": 80, "grounded_answer": 15, "write_refusal": 30, "memory_type": 24,
                  "privacy_refusal": 50, "question_card": 10}
 
