@@ -39,13 +39,17 @@ PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
 # SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
-# own prompts (`recorded_rows`), which are the product's main job. The refusals stay at their
-# first-wave sizes because a run with 15 privacy rows leaked 9 of the privacy suite's secrets; tool
-# calls went 30 -> 80 because with 30 the 2026-11-25 run fell 0.09 below the base on that suite.
-# With 80 the next run rose 0.28 there but answered the Markdown suite with tool calls (0.192 ->
-# 0.025): the shares decide what a 150-step run learns, so 80 is too many (README, third run)
-DEFAULT_SIZES = {"toolcall": 80, "grounded_answer": 15, "write_refusal": 30, "memory_type": 24,
+# own prompts (`recorded_rows`), which are the product's main job. At batch 1 a 150-step run sees
+# under half the rows once, so these shares decide what it learns. Privacy refusals stay at 50
+# because a run with 15 leaked 9 of the privacy suite's secrets. Tool calls: 30 left the run 0.09
+# below the base on that suite, 80 raised it 0.28 but answered the Markdown suite with tool calls
+# (0.192 -> 0.025) because only 15 grounded answers showed that layout's evidence being answered.
+DEFAULT_SIZES = {"toolcall": 55, "grounded_answer": 40, "write_refusal": 20, "memory_type": 24,
                  "privacy_refusal": 50, "question_card": 10}
+# How many of the recorded "not in your memory" rows to keep (size key `grounded_runtime_absent`):
+# they are all one string, and 26 of them made its first word "That" the greedy first token
+# (p 0.44-0.82) on answerable questions whose evidence was shown (README, third run)
+RECORDED_ABSENT = 8
 
 
 def _pack_version() -> str:
@@ -324,10 +328,11 @@ _BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
 def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                   eval_percent: int = 10) -> tuple[list[dict], list[dict]]:
     """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
-    `grounded_runtime` caps the recorded runtime rows, default all); DPO rows come from every second
+    `grounded_runtime` caps the recorded runtime rows, default all, and `grounded_runtime_absent` the
+    unanswerable ones among them, default `RECORDED_ABSENT`); DPO rows come from every second
     example of each kind, and from every recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
-    if unknown := set(sizes) - set(KINDS) - {"grounded_runtime"}:
+    if unknown := set(sizes) - set(KINDS) - {"grounded_runtime", "grounded_runtime_absent"}:
         raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
@@ -342,7 +347,8 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                         "source_id": source_id, "kind": kind, "messages": messages, "split": split})
             if n % 2 == 0:
                 _add_pair(dpo, source_id, kind, Example(ex.prompt, ex.chosen, ex.rejected), split)
-    runtime = recorded_rows()[: sizes.get("grounded_runtime", 10**9)]
+    runtime = _capped_absent(recorded_rows()[: sizes.get("grounded_runtime", 10**9)],
+                             sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
     for r in runtime:  # answers written on the runtime's own prompts (training.grounded); all are pairs
         source_id, ex = r["source_id"], Example(r["prompt"], r["chosen"], r["rejected"])
         split = split_for(source_id, eval_percent)
@@ -351,6 +357,15 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                     "source_id": source_id, "kind": "grounded_answer", "messages": messages, "split": split})
         _add_pair(dpo, source_id, "grounded_answer", ex, split)
     return sft, dpo
+
+
+def _capped_absent(rows: list[dict], cap: int | None) -> list[dict]:
+    """`rows` with at most `cap` of the unanswerable ("none") ones, evenly spaced so each seed keeps some."""
+    absent = [r for r in rows if r["question_kind"] == "none"]
+    if cap is None or len(absent) <= cap:
+        return rows
+    keep = {id(absent[i * len(absent) // cap]) for i in range(cap)}
+    return [r for r in rows if r["question_kind"] != "none" or id(r) in keep]
 
 
 def _add_pair(dpo: list[dict], source_id: str, kind: str, ex: Example, split: str) -> None:

@@ -10,7 +10,8 @@ from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
 from truffle_assets.chat_format.prompt import system_prompt
-from truffle_assets.training.pack import DEFAULT_SIZES, KINDS, PACK_VERSION, generate_pack, recorded_rows
+from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, generate_pack,
+                                         recorded_rows)
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
 
 
@@ -46,7 +47,9 @@ def test_rows_validate_and_follow_the_contract(rows):
 def test_counts_per_kind(rows):
     sft, dpo = rows
     assert set(DEFAULT_SIZES) == set(KINDS)
-    recorded = len(recorded_rows())  # grounded answers on the runtime's prompts: SFT rows and pairs
+    # grounded answers on the runtime's prompts, at most RECORDED_ABSENT of them unanswerable: SFT rows and pairs
+    absent = sum(r["question_kind"] == "none" for r in recorded_rows())
+    recorded = len(recorded_rows()) - absent + min(absent, RECORDED_ABSENT)
     assert recorded >= 50
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
     assert Counter(r["kind"] for r in dpo) == Counter({k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
@@ -56,6 +59,20 @@ def test_counts_per_kind(rows):
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
     splits = Counter(r["split"] for r in sft)
     assert 0.04 < splits["eval"] / len(sft) < 0.2
+
+
+def test_recorded_unanswerable_rows_are_capped_across_seeds():
+    recorded = recorded_rows()
+    absent = [r for r in recorded if r["question_kind"] == "none"]
+    assert len(absent) > RECORDED_ABSENT  # the cap bites on today's file
+    runtime = lambda sft: [r for r in sft if r["source_id"].startswith("runtime/")]  # noqa: E731
+    kept = [r for r in runtime(generate_pack()[0]) if r["messages"][-1]["content"] == absent[0]["chosen"]
+            and r["source_id"] in {a["source_id"] for a in absent}]
+    assert len(kept) == RECORDED_ABSENT
+    assert len({r["source_id"].split("/")[1] for r in kept}) >= 3  # every n-th, not the first seed's
+    answerable = sum(r["question_kind"] != "none" for r in recorded)
+    assert len(runtime(generate_pack({"grounded_runtime_absent": 0})[0])) == answerable
+    assert len(runtime(generate_pack({"grounded_runtime_absent": 10**6})[0])) == len(recorded)
     small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
     assert Counter(r["kind"] for r in small)["toolcall"] == 6 and not by_kind(small, "memory_type")
     with pytest.raises(ValueError, match="unknown pack kinds"):
