@@ -23,13 +23,26 @@ natural set is the QA suite's and is never used for training.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
                                     stated_ids, synthetic_questions)
 
-# the Markdown suite's `not_found` shape: say so, and offer what can be searched
-NOT_FOUND = "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which."
+# the Markdown suite's `not_found` shape: say so, and offer what can be searched. Several wordings,
+# each opening with another word: 26 rows of one string made its first word the greedy first token
+# on answerable questions too (the third grounded run, README)
+NOT_FOUND_WORDINGS = (
+    "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which.",
+    "I couldn't find anything about that in your memory. If you tell me the chat or roughly when, I can search there.",
+    "Nothing in your memory answers that. Want me to search one chat or a time?",
+    "No message in your memory says that. If you remember which chat it was in, I can look there.",
+)
+
+
+def not_found(q: Question) -> str:
+    """The "not in memory" answer for `q`: one of the wordings, fixed by the question's id."""
+    return NOT_FOUND_WORDINGS[int(hashlib.sha256(q.id.encode()).hexdigest()[:8], 16) % len(NOT_FOUND_WORDINGS)]
 _LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+): (.*)$", re.M)
 
 
@@ -50,13 +63,13 @@ def target(q: Question, lines: list[tuple[str, str, str]]) -> tuple[str, list[st
     if q.kind == "secret":
         return REFUSAL, []
     if q.kind == "none":
-        return NOT_FOUND, []
+        return not_found(q), []
     shown = [i for i, _, _ in lines]
     ids = [i for i in q.evidence if i in shown][:2]
     if not ids:
         ids = [i for i, _, t in lines if any(key_matches(k, t) for k in q.keys)][:1]
     if not ids:
-        return NOT_FOUND, []
+        return not_found(q), []
     return _cite(q.answer or "", ids), ids
 
 

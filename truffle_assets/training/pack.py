@@ -40,16 +40,21 @@ PACK_DIR = PROMPTS_DIR / "pack"
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
 # SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
 # own prompts (`recorded_rows`), which are the product's main job. At batch 1 a 150-step run sees
-# under half the rows once, so these shares decide what it learns. Privacy refusals stay at 50
-# because a run with 15 leaked 9 of the privacy suite's secrets. Tool calls: 30 left the run 0.09
-# below the base on that suite, 80 raised it 0.28 but answered the Markdown suite with tool calls
-# (0.192 -> 0.025) because only 15 grounded answers showed that layout's evidence being answered.
-DEFAULT_SIZES = {"toolcall": 55, "grounded_answer": 40, "write_refusal": 20, "memory_type": 24,
-                 "privacy_refusal": 50, "question_card": 10}
-# How many of the recorded "not in your memory" rows to keep (size key `grounded_runtime_absent`):
-# they are all one string, and 26 of them made its first word "That" the greedy first token
-# (p 0.44-0.82) on answerable questions whose evidence was shown (README, third run)
-RECORDED_ABSENT = 8
+# under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
+# - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none while 26 rows said
+#   "not in memory", and 4 once only 8 did (the fourth run). 65 / 30 write refusals are the fifth
+#   run's guess, not yet measured.
+# - tool calls: 30 left the run 0.09 below the base on that suite; 80 raised it 0.28 but answered
+#   the Markdown suite with tool calls (0.192 -> 0.025), with only 15 grounded answers in that
+#   layout; 55 beside 40 kept both above the base.
+DEFAULT_SIZES = {"toolcall": 55, "grounded_answer": 40, "write_refusal": 30, "memory_type": 24,
+                 "privacy_refusal": 65, "question_card": 10}
+# How many of the recorded "not in your memory" rows to keep (size key `grounded_runtime_absent`).
+# When they were 26 copies of one string, its first word "That" became the greedy first token
+# (p 0.44-0.82) on answerable questions whose evidence was shown (third run); 8 fixed that, and the
+# fourth run then invented an answer to all 4 questions nothing answers. They now come in four
+# wordings that open differently (`grounded.NOT_FOUND_WORDINGS`); 16 is the fifth run's guess.
+RECORDED_ABSENT = 16
 
 
 def _pack_version() -> str:

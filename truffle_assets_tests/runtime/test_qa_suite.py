@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
-from truffle_assets.training.grounded import NOT_FOUND, context_lines, rows_for
+from truffle_assets.training.grounded import NOT_FOUND_WORDINGS, context_lines, not_found, rows_for
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message
 
 TODAY = "2024-12-31"
@@ -22,7 +22,7 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
     secrets = [q for q in asked if q.kind == "secret"]
     assert counts["guard_refused"] == len(secrets) > 0  # the guard answers those; the model never sees them
     assert len(rows) == len(asked) - len(secrets) - counts["not_shown"]
-    cited = [r for r in rows if r["chosen"] != NOT_FOUND]
+    cited = [r for r in rows if r["chosen"] not in NOT_FOUND_WORDINGS]
     assert counts["cited"] == len(cited) >= 1 and counts["absent"] >= 4  # a 2-chat world plants few facts
     by_id = {f"runtime/24/{q.id}": q for q in asked}
     for r in rows:
@@ -35,7 +35,7 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
         if ids:  # the cited message is the planted one or states the value
             assert all(i in q.evidence or any(key_matches(k, shown[i]) for k in q.keys) for i in ids)
         else:  # "not in memory" only where nothing was planted: a retrieval miss makes no row
-            assert not q.answerable and r["chosen"] in (NOT_FOUND, REFUSAL)
+            assert not q.answerable and r["chosen"] in (not_found(q), REFUSAL)
 
 
 def test_the_suite_scores_answers_through_the_whole_turn(world, make_service, llm):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from truffle_assets.training.grounded import NOT_FOUND, fact_questions, target
+from dataclasses import replace
+
+from truffle_assets.training.grounded import NOT_FOUND_WORDINGS, fact_questions, not_found, target
 
 ANN = {"facts": [
     {"id": "emp1", "chat_file": "a.txt", "line": 3, "subject": "user", "attribute": "employer",
@@ -32,4 +34,19 @@ def test_the_answer_cites_the_shown_statement():
     q = {q.id: q for q in fact_questions(ANN, IDS)}["fact-emp2"]
     shown = [("x1", "Mehak", "lol"), ("n2", "Mehak", "Bajaj Finserv it is, Pune here I come")]
     assert target(q, shown) == ("Your employer: Bajaj Finserv, in Pune [msg:n2].", ["n2"])
-    assert target(q, [("x1", "Mehak", "lol")]) == (NOT_FOUND, [])
+    assert target(q, [("x1", "Mehak", "lol")]) == (not_found(q), [])
+
+
+def test_every_not_in_memory_wording_is_scored_as_one_and_they_open_differently():
+    from truffle_assets.evals.markdown import check_markdown
+    from truffle_assets.evals.qa import says_absent
+
+    for text in NOT_FOUND_WORDINGS:
+        assert says_absent(text), text
+        verdict = check_markdown(text)
+        assert verdict.ok and verdict.shape == "not_found", (text, verdict.problems)
+    assert len({t.split()[0] for t in NOT_FOUND_WORDINGS}) == len(NOT_FOUND_WORDINGS)
+    q = fact_questions(ANN, IDS)[0]
+    qs = [replace(q, id=f"absent/train/{n}") for n in range(40)]
+    assert {not_found(q) for q in qs} == set(NOT_FOUND_WORDINGS)  # the question's id picks; all are used
+    assert not_found(qs[0]) == not_found(replace(qs[0], question="Asked another way?"))
