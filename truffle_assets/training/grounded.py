@@ -43,6 +43,8 @@ NOT_FOUND_WORDINGS = (
 def not_found(q: Question) -> str:
     """The "not in memory" answer for `q`: one of the wordings, fixed by the question's id."""
     return NOT_FOUND_WORDINGS[int(hashlib.sha256(q.id.encode()).hexdigest()[:8], 16) % len(NOT_FOUND_WORDINGS)]
+
+
 _LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+): (.*)$", re.M)
 
 

@@ -41,8 +41,8 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
 # SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
 # own prompts (`recorded_rows`), which are the product's main job. At batch 1 a 150-step run sees
 # under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
-# - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none while 26 rows said
-#   "not in memory", and 4 once only 8 did (the fourth run). 65 / 30 write refusals are the fifth
+# - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none beside 26 "not in
+#   memory" rows, and 4 beside 8 of them (the fourth run). 65, and 30 write refusals, are the fifth
 #   run's guess, not yet measured.
 # - tool calls: 30 left the run 0.09 below the base on that suite; 80 raised it 0.28 but answered
 #   the Markdown suite with tool calls (0.192 -> 0.025), with only 15 grounded answers in that
@@ -364,10 +364,10 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     return sft, dpo
 
 
-def _capped_absent(rows: list[dict], cap: int | None) -> list[dict]:
+def _capped_absent(rows: list[dict], cap: int) -> list[dict]:
     """`rows` with at most `cap` of the unanswerable ("none") ones, evenly spaced so each seed keeps some."""
     absent = [r for r in rows if r["question_kind"] == "none"]
-    if cap is None or len(absent) <= cap:
+    if len(absent) <= cap:
         return rows
     keep = {id(absent[i * len(absent) // cap]) for i in range(cap)}
     return [r for r in rows if r["question_kind"] != "none" or id(r) in keep]
