@@ -31,12 +31,13 @@ from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched. Several wordings,
 # each opening with another word: 26 rows of one string made its first word the greedy first token
-# on answerable questions too (the third grounded run, README)
+# on answerable questions too (the third grounded run, README). None opens with "No" or "Yes",
+# which answer yes/no questions.
 NOT_FOUND_WORDINGS = (
     "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which.",
     "I couldn't find anything about that in your memory. If you tell me the chat or roughly when, I can search there.",
     "Nothing in your memory answers that. Want me to search one chat or a time?",
-    "No message in your memory says that. If you remember which chat it was in, I can look there.",
+    "There's no message in your memory about that. If you remember which chat it was in, I can look there.",
 )
 
 
