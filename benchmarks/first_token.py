@@ -55,8 +55,7 @@ def probe(gguf: Path, published: Path, questions, store: Path) -> list[dict]:
                             add_generation_prompt=True)
             out = client.completions.create(model=server.alias, prompt=prompt, max_tokens=1, temperature=0, logprobs=8)
             top = {t: math.exp(lp) for t, lp in out.choices[0].logprobs.top_logprobs[0].items()}
-            first = max(top, key=top.get)
-            rows.append({"id": q.id, "answerable": q.answerable, "first": first, "p": top[first],
+            rows.append({"id": q.id, "answerable": q.answerable, "first": max(top, key=top.get),
                          "absent_p": sum(p for t, p in top.items() if t.strip() in ABSENT_OPENERS), "top": top})
     return rows
 
@@ -79,15 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     published, truth = qa_memory(paths.models_dir() / "qa-memory")
     questions = spread([q for q in synthetic_questions(truth, "eval") if q.kind != "secret"], args.limit)
-    results = {}
+    summaries = []  # runs' GGUFs share file names (model-f16.gguf), so nothing is keyed by name
     for gguf in [args.gguf] + ([args.compare] if args.compare else []):
-        rows = results[gguf.name] = probe(gguf, Path(published), questions, args.store)
+        rows = probe(gguf, Path(published), questions, args.store)
+        summaries.append(summary(rows))
         print(f"== {gguf}")
         for r in rows:
             top3 = ", ".join(f"{t!r} {p:.2f}" for t, p in sorted(r["top"].items(), key=lambda x: -x[1])[:3])
             print(f"  {r['id']:<18} {'answerable' if r['answerable'] else 'nothing planted':<16} {top3}")
-        print(f"  {summary(rows)}")
-    print(summary(results[args.gguf.name]))
+        print(f"  {summaries[-1]}")
+    print(summaries[0])
     return 0
 
 

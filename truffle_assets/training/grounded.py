@@ -23,11 +23,11 @@ natural set is the QA suite's and is never used for training.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
                                     stated_ids, synthetic_questions)
+from truffle_assets.training.schemas import stable_bucket
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched. Several wordings,
 # each opening with another word: 26 rows of one string made its first word the greedy first token
@@ -43,7 +43,7 @@ NOT_FOUND_WORDINGS = (
 
 def not_found(q: Question) -> str:
     """The "not in memory" answer for `q`: one of the wordings, fixed by the question's id."""
-    return NOT_FOUND_WORDINGS[int(hashlib.sha256(q.id.encode()).hexdigest()[:8], 16) % len(NOT_FOUND_WORDINGS)]
+    return NOT_FOUND_WORDINGS[stable_bucket(q.id, len(NOT_FOUND_WORDINGS))]
 
 
 _LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+): (.*)$", re.M)

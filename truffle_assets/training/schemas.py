@@ -72,7 +72,11 @@ def row_id(source: str, source_id: str, messages: list[Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def stable_bucket(key: str, n: int) -> int:
+    """`key`'s bucket among `n`, the same on every machine and run (unlike `hash()`)."""
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) % n
+
+
 def split_for(source_id: str, eval_percent: int = 10) -> Split:
     """`eval` for a fixed eval_percent share of source ids, whatever else is in the dataset."""
-    bucket = int(hashlib.sha256(source_id.encode("utf-8")).hexdigest()[:8], 16) % 100
-    return "eval" if bucket < eval_percent else "train"
+    return "eval" if stable_bucket(source_id, 100) < eval_percent else "train"
