@@ -1,7 +1,7 @@
 """A local llama.cpp OpenAI-compatible server for one GGUF, and where the chat model is reached.
 
 `LlamaServer(gguf)` runs `python -m llama_cpp.server` as a child process in its own process
-group (so stopping it never signals the caller), logs to a file, and is ready once
+group (so stopping it never signals the caller) that exits if the caller dies, logs to a file, and is ready once
 `GET /v1/models` answers. No `--chat_format` is passed: llama-cpp-python then formats chats with
 the GGUF's own `tokenizer.chat_template` (the serving template `gguf_export` wrote; a template
 identical to a built-in one such as ChatML maps to that built-in, which renders the same). The
@@ -187,8 +187,10 @@ class LlamaServer:
 
     def command(self) -> list[str]:
         # no --chat_format: llama-cpp-python then uses the GGUF's tokenizer.chat_template
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--host", self.host,
-                "--port", str(self.port), "--model_alias", self.alias, "--n_ctx", str(self.n_ctx),
+        # parent_watch ends the server if this process dies without stopping it (SIGKILL, timeout)
+        return [sys.executable, "-m", "truffle_assets.llm.parent_watch", str(os.getpid()), "llama_cpp.server",
+                "--model", str(self.gguf), "--host", self.host, "--port", str(self.port),
+                "--model_alias", self.alias, "--n_ctx", str(self.n_ctx),
                 "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads_batch),
                 *self.extra_args]
 

@@ -3,6 +3,9 @@
 import gc
 import os
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -35,6 +38,15 @@ def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def _exited(pid: int) -> bool:
+    """Gone, or a zombie its new parent (whatever adopted the orphan) has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def _port_free(port: int) -> bool:
@@ -88,6 +100,24 @@ def test_garbage_collected_server_is_stopped(gguf):
     assert _gone(pid)
     assert log.exists()  # __del__ only kills; stop() removes its own temp log
     log.unlink()
+
+
+def test_server_exits_when_its_parent_is_killed(gguf):
+    # SIGKILL runs no atexit or __del__: the server must notice on its own that its parent is gone
+    code = ("import sys, time\nfrom truffle_assets.llm.server import LlamaServer\n"
+            f"srv = LlamaServer({str(gguf)!r}, n_ctx=256).start()\n"
+            "print(srv.pid, srv.port, flush=True)\ntime.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pid, port = map(int, parent.stdout.readline().split())
+        assert not _gone(pid) and not _port_free(port)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while not _exited(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _exited(pid) and _port_free(port)
 
 
 def test_missing_gguf_names_the_file(tmp_path):
