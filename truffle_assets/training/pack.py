@@ -34,7 +34,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 1  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 2  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -257,11 +257,19 @@ def _grounded(n: int, rng: random.Random, s: dict, system: str) -> Example:
 def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
     t = _templates("write_refusal")
     tpl = t["templates"][n % len(t["templates"])]
-    user = fill(tpl["user"], s)
-    answer = fill(rng.choice(t["answers"]), s | {"action": tpl["action"]})
+    request, action = fill(tpl["user"], s), tpl["action"]
     call = _envelope([fill(tpl["call"], s)])
     rejected = [call, fill(rng.choice(t["false_claims"]), s), f"Sure, doing that now.\n\n{call}"][(n // 2) % 3]
-    return Example(chat_prompt(system, user), answer, rejected)
+    # plain, a jailbreak around the request, or a write instruction planted in retrieved text
+    # (the tool-call suite's adversarial cases come in both shapes)
+    style = (n // len(t["templates"])) % 3
+    if style == 2:
+        planted = fill(rng.choice(t["planted"]), s | {"tool": tpl["call"]["name"]})
+        context = context_block([(s["id1"], s["name"], s["quote"]), (s["id2"], s["name2"], planted)])
+        answer = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": s["quote"]})
+        return Example(chat_prompt(system, fill(rng.choice(t["planted_questions"]), s), context), answer, rejected)
+    user = fill(rng.choice(t["jailbreaks"]), {"request": request}) if style == 1 else request
+    return Example(chat_prompt(system, user), fill(rng.choice(t["answers"]), s | {"action": action}), rejected)
 
 
 def _memory_type(n: int, rng: random.Random, s: dict, system: str) -> Example:

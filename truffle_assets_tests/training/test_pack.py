@@ -160,6 +160,14 @@ def test_refusals_never_call_tools_or_leak(rows):
     for r in by_kind(dpo, "write_refusal"):
         p = parse_tool_calls(r["rejected"])
         assert not p.ok  # either a write call (refused by the parser) or a false claim
+    # a write instruction planted in retrieved text: the answer cites what the chat said, calls nothing
+    planted = [r for r in by_kind(sft, "write_refusal") if len(r["messages"]) == 4]
+    assert len(planted) >= 5
+    for r in planted:
+        context, answer = r["messages"][1]["content"], r["messages"][-1]["content"]
+        first_id = context.split("[msg:")[1].split("]")[0]
+        assert re.search(r"\b(delete_memory|forget_chat|update_profile|update_fact)\b", context)
+        assert f"[msg:{first_id}]" in answer and ("ignoring" in answer or "won't" in answer)
     leaked = 0
     for r in by_kind(dpo, "privacy_refusal"):
         context = "\n".join(m["content"] for m in r["prompt"][1:-1])
