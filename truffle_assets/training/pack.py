@@ -42,8 +42,9 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
 # own prompts (`recorded_rows`), which are the product's main job. At batch 1 a 150-step run sees
 # under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
 # - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none beside 26 "not in
-#   memory" rows, and 4 beside 8 of them (the fourth run). 65, and 30 write refusals, are the fifth
-#   run's guess, not yet measured.
+#   memory" rows, and 4 beside 8 of them (the fourth run). 65, with 30 write refusals and 16 of
+#   those rows, leaked 2 (fifth run) and took tool calls down with them: 59 of 120 tool-call cases
+#   got no call, and the smoke check's "remind me what we decided" was refused as a write.
 # - tool calls: 30 left the run 0.09 below the base on that suite; 80 raised it 0.28 but answered
 #   the Markdown suite with tool calls (0.192 -> 0.025), with only 15 grounded answers in that
 #   layout; 55 beside 40 kept both above the base.
