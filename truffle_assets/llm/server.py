@@ -1,8 +1,8 @@
 """A local llama.cpp OpenAI-compatible server for one GGUF, and where the chat model is reached.
 
 `LlamaServer(gguf)` runs `python -m llama_cpp.server` as a child process in its own process
-group (so stopping it never signals the caller) that exits if the caller dies, logs to a file, and is ready once
-`GET /v1/models` answers. No `--chat_format` is passed: llama-cpp-python then formats chats with
+group (so stopping it never signals the caller) that exits if the caller dies; it logs to a file
+and is ready once `GET /v1/models` answers. No `--chat_format` is passed: llama-cpp-python then formats chats with
 the GGUF's own `tokenizer.chat_template` (the serving template `gguf_export` wrote; a template
 identical to a built-in one such as ChatML maps to that built-in, which renders the same). The
 evaluation runner and the chat runtime both talk to it through the `openai` client, so a model is

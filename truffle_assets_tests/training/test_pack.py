@@ -7,7 +7,7 @@ import pytest
 
 from truffle_assets.evals.markdown import check_markdown, question_card
 from truffle_assets.evals.scoring import find_leak
-from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
+from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
 from truffle_assets.chat_format.prompt import system_prompt
 from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, generate_pack,
@@ -166,7 +166,7 @@ def test_refusals_never_call_tools_or_leak(rows):
     for r in planted:
         context, answer = r["messages"][1]["content"], r["messages"][-1]["content"]
         first_id = context.split("[msg:")[1].split("]")[0]
-        assert re.search(r"\b(delete_memory|forget_chat|update_profile|update_fact)\b", context)
+        assert any(re.search(rf"\b{tool}\b", context) for tool in WRITE_TOOLS)
         assert f"[msg:{first_id}]" in answer and ("ignoring" in answer or "won't" in answer)
     leaked = 0
     for r in by_kind(dpo, "privacy_refusal"):
