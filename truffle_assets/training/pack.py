@@ -38,23 +38,31 @@ GENERATOR_VERSION = 2  # bump when the code below changes what rows it makes fro
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
-# SFT rows; DPO rows: every second one. Beside the ~170 grounded answers recorded on the runtime's
-# own prompts (`recorded_rows`), which are the product's main job. At batch 1 a 150-step run sees
-# under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
+# SFT rows; DPO rows: every second one. Beside the grounded answers recorded on the runtime's own
+# prompts (`recorded_rows`, 172 of them; 96 kept below), which are the product's main job. At batch 1
+# a 150-step run saw under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
 # - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none beside 26 "not in
 #   memory" rows, and 4 beside 8 of them (the fourth run). 65, with 30 write refusals and 16 of
 #   those rows, leaked 2 (fifth run) and took tool calls down with them: 59 of 120 tool-call cases
 #   got no call, and the smoke check's "remind me what we decided" was refused as a write.
 # - tool calls: 30 left the run 0.09 below the base on that suite; 80 raised it 0.28 but answered
 #   the Markdown suite with tool calls (0.192 -> 0.025), with only 15 grounded answers in that
-#   layout; 55 beside 40 kept both above the base.
-DEFAULT_SIZES = {"toolcall": 55, "grounded_answer": 40, "write_refusal": 30, "memory_type": 24,
+#   layout; 55 beside 40 kept both above the base, until the fifth run's extra refusals.
+# - the sixth run gives tool calls back weight (90, with read requests worded like writes) and keeps
+#   fewer recorded runtime answers: those average ~1,580 tokens against ~330-430 for every other
+#   kind, so at 146 they were 76 % of the pack's tokens and the model answered memory questions
+#   with no evidence shown (invented, cited facts) instead of searching. Training time follows
+#   tokens, not rows, so the shorter pack buys ~200 steps for the time 150 took.
+DEFAULT_SIZES = {"toolcall": 90, "grounded_answer": 40, "write_refusal": 30, "memory_type": 36,
                  "privacy_refusal": 65, "question_card": 10}
-# How many of the recorded "not in your memory" rows to keep (size key `grounded_runtime_absent`).
-# When they were 26 copies of one string, its first word "That" became the greedy first token
-# (p 0.44-0.82) on answerable questions whose evidence was shown (third run); 8 fixed that, and the
-# fourth run then invented an answer to all 4 questions nothing answers. They now come in four
-# wordings that open differently (`grounded.NOT_FOUND_WORDINGS`); 16 is the fifth run's guess.
+# How many of the recorded runtime rows to keep, evenly spaced over the recorded seeds and the dev
+# set (size keys `grounded_runtime_answerable` and `grounded_runtime_absent`; `grounded_runtime`
+# then caps the total). When the "not in your memory" rows were 26 copies of one string, its first
+# word "That" became the greedy first token (p 0.44-0.82) on answerable questions whose evidence was
+# shown (third run); 8 fixed that, and the fourth run then invented an answer to all 4 questions
+# nothing answers. They now come in four wordings that open differently
+# (`grounded.NOT_FOUND_WORDINGS`); 16 is the fifth run's guess.
+RECORDED_ANSWERABLE = 80
 RECORDED_ABSENT = 16
 
 
@@ -342,11 +350,11 @@ _BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
 def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                   eval_percent: int = 10) -> tuple[list[dict], list[dict]]:
     """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
-    `grounded_runtime` caps the recorded runtime rows, default all, and `grounded_runtime_absent` the
-    unanswerable ones among them, default `RECORDED_ABSENT`); DPO rows come from every second
-    example of each kind, and from every recorded runtime row."""
+    `grounded_runtime_answerable` and `grounded_runtime_absent` pick the recorded runtime rows,
+    default `RECORDED_ANSWERABLE` and `RECORDED_ABSENT`, and `grounded_runtime` caps their total);
+    DPO rows come from every second example of each kind, and from every recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
-    if unknown := set(sizes) - set(KINDS) - {"grounded_runtime", "grounded_runtime_absent"}:
+    if unknown := set(sizes) - set(KINDS) - set(_RUNTIME_KEYS):
         raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
@@ -361,8 +369,9 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                         "source_id": source_id, "kind": kind, "messages": messages, "split": split})
             if n % 2 == 0:
                 _add_pair(dpo, source_id, kind, Example(ex.prompt, ex.chosen, ex.rejected), split)
-    runtime = _capped_absent(recorded_rows()[: sizes.get("grounded_runtime", 10**9)],
-                             sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
+    runtime = _recorded_selection(sizes.get("grounded_runtime_answerable", RECORDED_ANSWERABLE),
+                                  sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
+    runtime = runtime[: sizes.get("grounded_runtime", len(runtime))]
     for r in runtime:  # answers written on the runtime's own prompts (training.grounded); all are pairs
         source_id, ex = r["source_id"], Example(r["prompt"], r["chosen"], r["rejected"])
         split = split_for(source_id, eval_percent)
@@ -373,13 +382,21 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     return sft, dpo
 
 
-def _capped_absent(rows: list[dict], cap: int) -> list[dict]:
-    """`rows` with at most `cap` of the unanswerable ("none") ones, evenly spaced so each seed keeps some."""
-    absent = [r for r in rows if r["question_kind"] == "none"]
-    if len(absent) <= cap:
-        return rows
-    keep = {id(absent[i * len(absent) // cap]) for i in range(cap)}
-    return [r for r in rows if r["question_kind"] != "none" or id(r) in keep]
+_RUNTIME_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent")
+
+
+def _evenly(rows: list[dict], cap: int) -> list[dict]:
+    """At most `cap` of `rows`, evenly spaced so every recorded seed and the dev set keep some."""
+    return rows if len(rows) <= cap else [rows[i * len(rows) // cap] for i in range(cap)]
+
+
+def _recorded_selection(answerable: int, absent: int) -> list[dict]:
+    """The recorded runtime rows kept, in file order: `answerable` answerable ones and `absent`
+    unanswerable ("none") ones, each evenly spaced."""
+    rows = recorded_rows()
+    keep = {id(r) for r in _evenly([r for r in rows if r["question_kind"] != "none"], answerable)}
+    keep |= {id(r) for r in _evenly([r for r in rows if r["question_kind"] == "none"], absent)}
+    return [r for r in rows if id(r) in keep]
 
 
 def _add_pair(dpo: list[dict], source_id: str, kind: str, ex: Example, split: str) -> None:

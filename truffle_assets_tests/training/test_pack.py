@@ -10,8 +10,8 @@ from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
 from truffle_assets.chat_format.prompt import system_prompt
-from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, generate_pack,
-                                         recorded_rows)
+from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, RECORDED_ANSWERABLE,
+                                          generate_pack, recorded_rows)
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
 
 
@@ -47,9 +47,10 @@ def test_rows_validate_and_follow_the_contract(rows):
 def test_counts_per_kind(rows):
     sft, dpo = rows
     assert set(DEFAULT_SIZES) == set(KINDS)
-    # grounded answers on the runtime's prompts, at most RECORDED_ABSENT of them unanswerable: SFT rows and pairs
+    # grounded answers on the runtime's prompts, RECORDED_ANSWERABLE answerable and RECORDED_ABSENT
+    # unanswerable ones: SFT rows and pairs
     absent = sum(r["question_kind"] == "none" for r in recorded_rows())
-    recorded = len(recorded_rows()) - absent + min(absent, RECORDED_ABSENT)
+    recorded = min(len(recorded_rows()) - absent, RECORDED_ANSWERABLE) + min(absent, RECORDED_ABSENT)
     assert recorded >= 50
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
     assert Counter(r["kind"] for r in dpo) == Counter({k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
@@ -74,8 +75,12 @@ def test_recorded_unanswerable_rows_are_capped_across_seeds():
     assert len(kept) == RECORDED_ABSENT
     assert len({r["source_id"].split("/")[1] for r in kept}) >= 3  # evenly spaced, not the first seed's
     answerable = sum(r["question_kind"] != "none" for r in recorded)
-    assert len(runtime(generate_pack({"grounded_runtime_absent": 0})[0])) == answerable
-    assert len(runtime(generate_pack({"grounded_runtime_absent": 10**6})[0])) == len(recorded)
+    everything = {"grounded_runtime_answerable": 10**6}
+    assert len(runtime(generate_pack(everything | {"grounded_runtime_absent": 0})[0])) == answerable
+    assert len(runtime(generate_pack(everything | {"grounded_runtime_absent": 10**6})[0])) == len(recorded)
+    assert answerable > RECORDED_ANSWERABLE  # that cap bites too, and keeps every seed and the dev set
+    kept = runtime(generate_pack()[0])
+    assert {r["source_id"].split("/")[1] for r in kept} == {r["source_id"].split("/")[1] for r in recorded}
 
 
 def test_deterministic_fast_and_seeded(rows):
