@@ -23,6 +23,7 @@ _FILLERS = {
     "already", "officially", "aajkal", "sach", "bolu", "so", "and", "but", "also", "now", "today",
     "purana", "purani", "purane", "naya", "nayi", "naye", "aapki", "aapka", "aapke", "uski", "uska", "iski",
     "bilkul", "bahut", "thoda", "thodi", "sabse", "kuch", "wahi", "yahi", "roz", "pakka", "pura", "puri",
+    "subah", "shaam", "raat",
 }
 # loanwords and Hindi nouns the English reader knows under another word
 _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
@@ -64,6 +65,8 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (r"\b(?:khata|khati|khate)\s+(?:hu|hoon|hun)\b", "eat {o}"),
     (r"\b(?:nahi|nahin)\s+(?:peeta|peeti|pita|piti)\b", "do not drink {o}"),
     (r"\b(?:khelta|khelti|khelte)\s+(?:hu|hoon|hun)\b", "play {o}"),
+    (r"\b(?:nahi|nahin|nai)\s+(?:jaati|jaata|jaate)\b", "do not go to {o}"),  # "gym nahi jaati"
+    (r"\b(?:jaati|jaata|jaate)\s+(?:hu|hoon|hun)\b", "go to {o} every day"),  # the habitual present
     (r"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
     (r"\b(?:uthta|uthti|uthte)\s+(?:hu|hoon|hun)\b", "wake up at {o} every day"),
     (r"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),

@@ -143,6 +143,16 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if lemma in ("be", "become") or v.pos_ == "AUX" and v.dep_ == "ROOT":
         _copula(v, neg, out, laughs)
         return
+    if lemma in ("obsess", "addict", "hook") and any(c.dep_ == "auxpass" for c in v.children):
+        # the small parser reads "I'm obsessed with X" as a passive verb, not a copula + adjective
+        o = spans.prep_obj(v, "with", "to", "on")
+        if o is not None and o.pos_ != "PRON" and not neg:
+            out.add("likes", spans.phrase(o), 0.7, "obsessed")
+        return
+    if lemma == "get" and dobj is None and (o := spans.prep_obj(v, "into")) is not None \
+            and (o.tag_ == "VBG" or spans.lower(o).endswith("ing")) and not neg:
+        out.add("hobby", spans.lower(o), 0.65, "get_into")  # "I've gotten really into birding"
+        return  # "got into NLU" (an admission) has a noun, not an activity
     if lemma == "promote" and not neg:  # "got promoted to staff engineer"
         to = spans.prep_obj(v, "to", "as")
         if to is not None and spans.role(to):
@@ -380,6 +390,12 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         return
     if lemma in ("drink", "smoke") and neg:
         out.add("habit", f"doesn't {lemma}", 0.7, "habit")
+        return
+    if lemma == "go" and (o := spans.prep_obj(v, "to")) is not None and v.tag_ in ("VBP", "VB") \
+            and (spans.lower(o) in L.HABIT_NOUNS or spans.lower(o) in ("class", "classes")) and _habitual(v):
+        # "I go to the gym every morning", "I don't go to the gym": a routine, or its absence
+        what = spans.phrase(o) or spans.lower(o)
+        out.add("habit", f"doesn't go to {what}" if neg else what, 0.6, "go_to_habit")
         return
     if lemma in L.STOP_VERBS | {"start", "begin"} and not neg:
         x = next((c for c in v.children if c.dep_ == "xcomp"), None)

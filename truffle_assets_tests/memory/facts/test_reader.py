@@ -46,6 +46,10 @@ def got(text: str) -> set[tuple[str, str]]:
     # hobbies stated as something loved, dislikes, favourites
     ("I really love painting with watercolours", {("hobby", "painting")}),
     ("I hate mornings", {("dislikes", "mornings")}),
+    ("I go to the gym almost every evening", {("habit", "gym")}),
+    ("I don't go to the gym, no time", {("habit", "doesn't go to gym")}),
+    ("honestly I'm obsessed with Arijit Singh lately", {("likes", "Arijit Singh")}),
+    ("got really into bouldering over the winter", {("hobby", "bouldering")}),
     ("my favourite band is Coldplay", {("favourite_music", "Coldplay")}),
     ("Biryani is my favourite food", {("favourite_food", "Biryani")}),
     # abilities, habits, possessions
@@ -77,6 +81,8 @@ def test_first_person_statements(text, expected):
     "\"I live in Paris now\" he wrote",  # quoted
     "are you allergic to peanuts?",  # a question
     "Do I work at Google?",
+    "finally got into IIT Bombay!!",  # an admission, not a hobby
+    "my sister is obsessed with Korean dramas",
 ])
 def test_what_is_not_a_claim(text):
     assert got(text) == set(), got(text)
@@ -98,6 +104,8 @@ def test_fact_text_reads_like_a_profile_line():
     ("Activa le li aaj", "I bought Activa."),
     ("mujhe swimming nahi aati", "I cannot swim."),
     ("guitar seekh raha hu", "I am learning guitar."),
+    ("main dance class nahi jaata ab", "I do not go to dance class."),
+    ("shaam ko yoga jaati hu", "I go to yoga every day."),
     ("Zomato se resign kar diya", None),  # the object after "se" is the employer: see next case
     ("maine resign kar diya Zomato se", "I resigned from Zomato."),
 ])
