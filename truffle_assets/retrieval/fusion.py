@@ -60,8 +60,8 @@ def learned(s: Signals) -> np.ndarray:
 
 
 def fuse(s: Signals, w: RetrievalWeights) -> np.ndarray:
-    """Weighted mean of the signals on a 0..1 scale: min-max / as-is scores, weighted RRF, or the
-    learned logistic model."""
+    """Weighted mean of the signals on a 0..1 scale (min-max / as-is scores, or weighted RRF) less
+    the asking penalty, or the learned logistic model."""
     if w.fusion == "learned":
         return learned(s)
     if w.fusion == "rrf":
@@ -73,7 +73,10 @@ def fuse(s: Signals, w: RetrievalWeights) -> np.ndarray:
     parts += [(w.speaker, s.speaker), (w.recency, s.recency), (w.salience, s.salience), (w.date, s.date),
               (w.keys, s.keys), (w.answer, s.answer)]
     total_w = sum(wt for wt, _ in parts) or 1.0
-    return sum(wt * x for wt, x in parts) / total_w
+    fused = sum(wt * x for wt, x in parts) / total_w
+    if w.asking and s.asks is not None:  # a penalty, outside the mean: it only ever lowers a line
+        fused = fused - w.asking * s.asks
+    return fused
 
 
 def blend_episode_best(fused: np.ndarray, episode_ids: list[str | None], weight: float) -> np.ndarray:

@@ -6,6 +6,7 @@ touches the index, so every signal can be checked on hand-made rows.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -31,6 +32,7 @@ class Signals:
     date: np.ndarray
     keys: np.ndarray             # BM25 on the message's entities and answer tags, share of the best hit
     answer: np.ndarray           # the message holds the kind of answer the question asks for (a date for "when")
+    asks: np.ndarray | None = None  # share of the message's sentences that are questions (None: all 0)
 
 
 def naive(dt: datetime | None) -> datetime | None:
@@ -96,6 +98,18 @@ def answer_match(rows: list[dict], wanted: list[str]) -> np.ndarray:
     return np.asarray([1.0 if want & tags_of(r.get("keys")) else 0.0 for r in rows])
 
 
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def asks(text: str | None) -> float:
+    """Share of a message's sentences that end in a question mark.
+
+    A line that asks ("How did you two meet?") shares the question's words and meaning but
+    rarely holds its answer, which sits in the reply; fusion docks such lines (`RetrievalWeights.asking`)."""
+    parts = [p.strip() for p in _SENTENCE.findall(text or "") if p.strip()]
+    return sum(p.endswith("?") for p in parts) / len(parts) if parts else 0.0
+
+
 def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarray, summary_support: dict[str, float],
             terms: QueryTerms, watermarks: dict[str, str], now: datetime | None, w: RetrievalWeights) -> Signals:
     """Every signal for the candidate `rows` (V: their vectors; `lex` already on the rows)."""
@@ -111,4 +125,5 @@ def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarr
         date=date_match(rows, terms.dates if w.date > 0 else [], w.date_pad_days),
         keys=np.asarray([r.get("key", 0.0) for r in rows]),
         answer=answer_match(rows, terms.wanted),
+        asks=np.asarray([asks(r.get("text")) for r in rows]),
     )

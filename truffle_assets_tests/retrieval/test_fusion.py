@@ -19,6 +19,18 @@ def signals(n: int = 3, **arrays) -> Signals:
     return Signals(**fields)
 
 
+def test_asking_lines_are_docked_outside_the_mean():
+    s = signals(semantic=[0.9, 0.5, 0.1], lexical=[1.0, 0.9, 0.0])
+    s.asks = np.asarray([1.0, 0.0, 0.5])
+    w = RetrievalWeights(**{**ONLY, "semantic": 1.0, "lexical": 1.0, "asking": 0.2})
+    plain = fuse(s, w.model_copy(update={"asking": 0.0}))
+    assert plain.tolist() == pytest.approx([1.0, 0.7, 0.0])
+    # the question line loses its lead to the statement; the penalty never raises a score
+    assert fuse(s, w).tolist() == pytest.approx([0.8, 0.7, -0.1])
+    s.asks = None  # signals measured without it (older callers): no penalty
+    assert fuse(s, w).tolist() == pytest.approx(plain.tolist())
+
+
 def test_minmax_scales_to_unit_range_and_flattens_constants():
     assert minmax(np.asarray([2.0, 4.0, 3.0])).tolist() == [0.0, 1.0, 0.5]
     assert minmax(np.asarray([0.7, 0.7])).tolist() == [0.0, 0.0]

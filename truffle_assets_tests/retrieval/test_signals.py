@@ -9,6 +9,7 @@ from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.query import query_terms
 from truffle_assets.retrieval.signals import (
     answer_match,
+    asks,
     context_scores,
     date_match,
     measure,
@@ -99,3 +100,15 @@ def test_answer_match_wants_the_tag_the_question_asks_for():
     assert answer_match(rows, when.wanted).tolist() == [1.0, 0.0, 0.0, 0.0]
     assert answer_match(rows, ("kdate", "kplace")).tolist() == [1.0, 1.0, 0.0, 0.0]
     assert answer_match(rows, ()).tolist() == [0.0] * 4  # "What did Jon paint?" wants no tag
+
+
+def test_asks_is_the_share_of_sentences_that_are_questions():
+    assert asks("How did you two meet?") == 1.0
+    assert asks("We met in an engineering class in college. It's been great!") == 0.0
+    assert asks("Congrats! What books do you enjoy?") == 0.5
+    assert asks("wait, really?? when") == 0.5  # "??" ends one question; the bare "when" is a fragment
+    assert asks("") == 0.0 and asks(None) == 0.0
+    rows = [row("a", text="How did you two meet?"), row("b", text="In a class. Then it blossomed.")]
+    s = measure(rows, np.eye(2, dtype=np.float32), np.asarray([1.0, 0.0], dtype=np.float32), np.zeros(2), {},
+                query_terms("How did Jon meet his wife?", ["Jon", "Gina"]), {}, None, RetrievalWeights())
+    assert s.asks.tolist() == [1.0, 0.0]
