@@ -22,7 +22,8 @@ Never LoCoMo: LoCoMo is the evaluation (benchmarks/locomo_recall.py). Data here:
      per-episode cap (PER_EPISODE), best on the training split (ties: smaller weights, default blend,
      no cap); `learned` gets the same blend/cap choice on the training split.
 `--reuse-pools` re-fits on the pools the last run saved (pickled under the work folder).
-Last line: `fusion_heldout_recall@10 before=<b> score=<s> learned=<l>`.
+Last line: `fusion_heldout_recall@10 before=<b> default=<d> score=<s> learned=<l>` (`default`: the
+RetrievalWeights `retrieve` ships with, re-scored on the same pools).
 """
 
 from __future__ import annotations
@@ -215,10 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     learned_w = max(lgrid, key=lambda g: g[:3])[-1]
     res = {
         "before": statistics.fmean(recall(p["before"], p["gold"]) for p in test) if test else 0.0,
+        "default": mean_recall(test, RetrievalWeights()),  # what retrieve() ships with
         "score": mean_recall(test, score_w),
         "learned": mean_recall(test, learned_w),
     }
-    res_train = {"score": mean_recall(train, score_w), "learned": mean_recall(train, learned_w),
+    res_train = {"default": mean_recall(train, RetrievalWeights()),
+                 "score": mean_recall(train, score_w), "learned": mean_recall(train, learned_w),
                  "before": statistics.fmean(recall(p["before"], p["gold"]) for p in train)}
     spec["heldout_recall@10"] = {k: round(v, 4) for k, v in res.items()}
     spec["train_recall@10"] = {k: round(v, 4) for k, v in res_train.items()}
@@ -230,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train recall@{K}: " + " ".join(f"{k}={v:.3f}" for k, v in res_train.items()))
     print(f"weights: {out} ({time.perf_counter() - t0:.0f}s)")
     print(f"score: {picked(score_w)}; learned: {picked(learned_w)}")
-    print(f"fusion_heldout_recall@{K} before={res['before']:.3f} score={res['score']:.3f} learned={res['learned']:.3f}")
+    print(f"fusion_heldout_recall@{K} before={res['before']:.3f} default={res['default']:.3f} "
+          f"score={res['score']:.3f} learned={res['learned']:.3f}")
     return 0
 
 

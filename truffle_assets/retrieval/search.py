@@ -13,7 +13,7 @@ here, the stages themselves take plain rows and arrays:
 4. signals (`signals.measure`) for every candidate, whichever search found it: cosine to the
    query, BM25 (0 when BM25 did not reach it), context cosine (the message plus its episode
    neighbours), summary support, recency decay, episode salience, speaker named in the query, sent
-   on a date the query names;
+   on a date the query names, the share of its sentences that ask (a penalty);
 5. fusion (`fusion`): normalised weighted sum by default (weighted RRF available), blended with
    the best fused score of each candidate's episode, ranked (optionally MMR-diversified), and
    flagged uncertain where support is weak.
