@@ -74,6 +74,12 @@ def message_keys(texts: Sequence[str], batch_size: int = 256) -> list[str]:
     return out
 
 
+def text_tags(text: str | None) -> set[str]:
+    """Answer tags the time-expression rules alone read off a text (no NER): what retrieval can
+    know of a line whose `keys` were never computed (`entity_keys` off)."""
+    return {"kdate"} if text and _TIME.search(text) else set()
+
+
 def wanted_tags(question: str) -> list[str]:
     """Answer tags the question's wording asks for ("When ..." -> kdate)."""
     return [tag for pat, tag in _WANTS if pat.search(question)]

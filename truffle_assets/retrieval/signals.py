@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 
 import numpy as np
 
-from truffle_assets.index.keys import tags_of
+from truffle_assets.index.keys import tags_of, text_tags
 from truffle_assets.retrieval.models import RetrievalWeights
 from truffle_assets.retrieval.query import QueryTerms
 
@@ -91,11 +91,13 @@ def date_match(rows: list[dict], spans: list[tuple[date, date]], pad_days: int) 
 
 
 def answer_match(rows: list[dict], wanted: list[str]) -> np.ndarray:
-    """1 for messages whose keys carry a tag the question's wording wants ("When ..." -> a date)."""
+    """1 for messages that hold the kind of answer the question's wording wants ("When ..." -> a
+    date): a tag in their keys (NER, when the index computed them) or, from the text itself, a time
+    expression ("yesterday", "last weekend", "in March")."""
     if not wanted:
         return np.zeros(len(rows))
     want = set(wanted)
-    return np.asarray([1.0 if want & tags_of(r.get("keys")) else 0.0 for r in rows])
+    return np.asarray([1.0 if want & (tags_of(r.get("keys")) | text_tags(r.get("text"))) else 0.0 for r in rows])
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")

@@ -99,6 +99,13 @@ def test_answer_match_wants_the_tag_the_question_asks_for():
     assert when.wanted == ("kdate",) and "kdate" in when.keys.split() and "support" in when.keys
     assert answer_match(rows, when.wanted).tolist() == [1.0, 0.0, 0.0, 0.0]
     assert answer_match(rows, ("kdate", "kplace")).tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def test_answer_match_reads_time_expressions_when_the_index_computed_no_keys():
+    rows = [row(text="I went to the support group yesterday"), row(text="It was so powerful"),
+            row(text="See you last weekend?", keys=""), row(text="Paris was lovely", keys="paris kplace")]
+    assert answer_match(rows, ("kdate",)).tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert answer_match(rows, ("kplace",)).tolist() == [0.0, 0.0, 0.0, 1.0]  # places need the NER keys
     assert answer_match(rows, ()).tolist() == [0.0] * 4  # "What did Jon paint?" wants no tag
 
 
