@@ -63,6 +63,7 @@ class ScoreComponents(BaseModel):
     salience: float = 0.0
     summary: float = 0.0
     speaker: float = 0.0
+    asks: float = 0.0  # share of the line's sentences that are questions (docked by `asking`)
 
 
 class EvidenceItem(BaseModel):

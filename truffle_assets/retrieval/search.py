@@ -278,7 +278,8 @@ def _evidence_item(r: dict, sig: Signals, j: int, score: float, base: float, w: 
     comp = ScoreComponents(semantic=round(float(sig.semantic[j]), 4), lexical=round(float(sig.lexical[j]), 4),
                            context=round(float(sig.context[j]), 4), recency=round(float(sig.recency[j]), 4),
                            salience=round(float(sig.salience[j]), 4), summary=round(float(sig.summary[j]), 4),
-                           speaker=float(sig.speaker[j]))
+                           speaker=float(sig.speaker[j]),
+                           asks=round(float(sig.asks[j]), 4) if sig.asks is not None else 0.0)
     return EvidenceItem(
         message_id=r["message_id"], episode_id=r["episode_id"], chat_id=r["chat_id"], ts=r["ts"],
         author=r["author"], text=r["text"], shown_text=r.get("shown_text"), score=round(float(score), 4),

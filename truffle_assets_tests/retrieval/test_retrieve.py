@@ -41,7 +41,7 @@ def test_fusion_items_carry_every_component(index):
     assert top.message_id == "a1" and top.via == "raw" and not top.uncertain
     c = top.components
     assert c.semantic > 0.4 and c.lexical == 1.0 and c.speaker == 1.0 and c.salience == 0.8
-    assert 0 < c.recency < 1 and c.context > 0
+    assert 0 < c.recency < 1 and c.context > 0 and c.asks == 0.0  # a statement: not docked
     assert len(set(pack.message_ids)) == len(pack.items)  # deduped by message id
     assert {"embed", "dense", "bm25", "fuse", "total"} <= set(pack.timing_ms)
     assert pack.index_versions == index.pointer["tables"] and pack.watermarks["bob"].startswith("2023-05-09")
