@@ -48,6 +48,17 @@ def names_in(query: str, participants: list[str]) -> list[str]:
     return found
 
 
+def without_names(query: str, named: list[str]) -> str:
+    """The query with the participants it names (first name, possessive too) said as "they": what
+    the dense side embeds. A name in the embedding pulls toward lines that *address* that person,
+    which are the other speaker's; whose lines they are is the speaker signal's job."""
+    for p in named:
+        first = p.split()[0] if p.split() else ""
+        if first:
+            query = re.sub(rf"\b{re.escape(first)}(?:'s)?\b", "they", query, flags=re.I)
+    return query
+
+
 def bm25_query(query: str, drop: set[str] | None = None) -> str:
     """Content words only, punctuation-free (FTS query syntax never sees user characters)."""
     drop = {d.lower() for d in (drop or set())}

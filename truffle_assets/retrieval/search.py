@@ -44,7 +44,7 @@ from truffle_assets.retrieval.models import (
     ScoreComponents,
     SummaryHit,
 )
-from truffle_assets.retrieval.query import query_terms, words
+from truffle_assets.retrieval.query import query_terms, without_names, words
 from truffle_assets.retrieval.signals import Signals, context_scores, measure, naive
 
 RAW_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "text", "salience", "vector"]
@@ -190,11 +190,11 @@ def _scored_pool(query: str, idx: MemoryIndex, w: RetrievalWeights, pack: Eviden
         return None
     watermarks = pack.watermarks
 
+    terms = query_terms(query, _people(idx, chats))
     clock.mark()  # "embed" times the model alone, not opening the index
-    qvec = idx.embedder.encode_query(query)
+    qvec = idx.embedder.encode_query(without_names(query, terms.named) if w.unnamed_dense else query)
     clock.lap("embed")
     raw_where = _filters(chats, since, until, "ts", "ts")
-    terms = query_terms(query, _people(idx, chats))
     cols = RAW_COLS + present(raw, "keys", "shown_text")  # indexes built before them lack these
     dense = _search(raw, qvec, w.candidates, raw_where, cols)
     clock.lap("dense")

@@ -2,7 +2,7 @@
 
 from datetime import date
 
-from truffle_assets.retrieval.query import bm25_query, dates_in, names_in, query_terms
+from truffle_assets.retrieval.query import bm25_query, dates_in, names_in, query_terms, without_names
 
 PEOPLE = ["Caroline", "Melanie Smith"]
 
@@ -36,3 +36,11 @@ def test_query_terms_drop_named_speakers_from_bm25():
 def test_query_terms_keep_names_when_nothing_else_is_left():
     t = query_terms("Melanie?", PEOPLE)
     assert t.named == ["Melanie Smith"] and t.bm25 == "melanie"
+
+
+def test_the_dense_side_hears_named_participants_as_they():
+    assert without_names("What is Melanie's favourite book?", ["Melanie Smith"]) == "What is they favourite book?"
+    assert without_names("did caroline meet MELANIE", PEOPLE) == "did they meet they"
+    # only whole names of the participants the query names; other people stay
+    assert without_names("Did Carolinea meet Rohan?", PEOPLE) == "Did Carolinea meet Rohan?"
+    assert without_names("When did Caroline go?", []) == "When did Caroline go?"
