@@ -12,8 +12,9 @@ class RetrievalWeights(BaseModel):
     dev conversations; benchmarks/locomo_recall.py reports the other seven apart). Issue 15's index-side
     additions (keys, answer, per_episode, the learned fusion) were picked on the synthetic corpus
     (benchmarks/fit_fusion.py) and stay off: none beat these weights on its held-out split except the
-    learned fusion, which fell far below them on LoCoMo. `asking` and semantic 0.5 were picked on the
-    dev conversations (2026-11-27) and hold on the seven held out (README, LoCoMo retrieval recall)."""
+    learned fusion, which fell far below them on LoCoMo. `asking`, semantic 0.5 and `unnamed_dense` were
+    picked on the dev conversations (2026-11-27) and hold on the seven held out (README, LoCoMo
+    retrieval recall)."""
 
     semantic: float = 0.5      # cosine(query, "Author: text"); 1.0 before 2026-11-27 (MiniLM on one chat
                                # line is the weakest signal here: dense-only R@10 0.45 vs BM25 0.61)

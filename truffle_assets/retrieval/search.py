@@ -2,7 +2,8 @@
 
 `retrieve()` runs these stages (each timed into `EvidencePack.timing_ms`); the index lookups stay
 here, the stages themselves take plain rows and arrays:
-1. embed the query once; `query.query_terms`: BM25 words (question-frame words and the names of
+1. embed the query once (with the participants it names said as "they", `query.without_names`);
+   `query.query_terms`: BM25 words (question-frame words and the names of
    the speakers it mentions dropped), named speakers, calendar dates;
 2. search: vector and BM25 (LanceDB native FTS) on the message table, the same on the summary
    table (`candidates.score_summaries`);
