@@ -110,6 +110,9 @@ def dates_in(query: str) -> list[tuple[date, date]]:
     return out
 
 
+_FIRST_PERSON = frozenset({"i", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+
+
 @dataclass(frozen=True)
 class QueryTerms:
     """What retrieval reads off a query besides its embedding."""
@@ -119,6 +122,7 @@ class QueryTerms:
     bm25: str  # full-text query; "" when nothing is left
     dates: list[tuple[date, date]]
     wanted: tuple[str, ...] = ()  # answer tags its wording asks for (index.keys.wanted_tags)
+    about_self: bool = False  # asks about the person asking ("my", "I"): the memory owner's own lines
 
     @property
     def keys(self) -> str:
@@ -132,4 +136,5 @@ def query_terms(query: str, people: list[str]) -> QueryTerms:
     # (unless the query is nothing but names).
     bm25 = bm25_query(query, drop={n.split()[0] for n in named}) or bm25_query(query)
     return QueryTerms(people=people, named=named, bm25=bm25, dates=dates_in(query),
-                      wanted=tuple(wanted_tags(query)))
+                      wanted=tuple(wanted_tags(query)),
+                      about_self=not named and any(w.lower() in _FIRST_PERSON for w in words(query)))

@@ -48,7 +48,7 @@ from truffle_assets.retrieval.models import (
 from truffle_assets.retrieval.query import query_terms, without_names, words
 from truffle_assets.retrieval.signals import Signals, context_scores, measure, naive
 
-RAW_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "text", "salience", "vector"]
+RAW_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "is_user", "text", "salience", "vector"]
 SUM_COLS = ["episode_id", "chat_id", "start_ts", "end_ts", "tier", "text", "message_ids",
             "evidence_message_ids", "vector"]
 

@@ -66,10 +66,13 @@ def recency(rows: list[dict], watermarks: dict[str, str], now: datetime | None,
     return np.power(0.5, age_days / max(half_life_days, 1e-6))
 
 
-def speaker_match(rows: list[dict], named: list[str], people: list[str]) -> np.ndarray:
+def speaker_match(rows: list[dict], named: list[str], people: list[str], about_self: bool = False) -> np.ndarray:
     """1 for lines by a participant the query names. A question about a named participant is mostly
     answered by their own lines ("What did Melanie paint?" -> Melanie: "I painted..."); naming
-    everyone carries no signal."""
+    everyone carries no signal. With `about_self` (the question says "I"/"my" and names nobody)
+    the memory owner's own lines match instead."""
+    if about_self and not named:
+        return np.asarray([1.0 if r.get("is_user") else 0.0 for r in rows])
     return np.asarray([1.0 if named and len(named) < len(people) and r["author"] in named else 0.0 for r in rows])
 
 
@@ -121,7 +124,7 @@ def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarr
         lexical_present=np.asarray(["lex" in r for r in rows]),
         context=context,
         summary=np.asarray([summary_support.get(r["message_id"], 0.0) for r in rows]),
-        speaker=speaker_match(rows, terms.named, terms.people),
+        speaker=speaker_match(rows, terms.named, terms.people, terms.about_self and w.self_speaker),
         recency=recency(rows, watermarks, now, w.half_life_days),
         salience=salience(rows),
         date=date_match(rows, terms.dates if w.date > 0 else [], w.date_pad_days),

@@ -44,3 +44,12 @@ def test_the_dense_side_hears_named_participants_as_they():
     # only whole names of the participants the query names; other people stay
     assert without_names("Did Carolinea meet Rohan?", PEOPLE) == "Did Carolinea meet Rohan?"
     assert without_names("When did Caroline go?", []) == "When did Caroline go?"
+
+
+def test_a_question_in_the_first_person_is_about_the_owner():
+    assert query_terms("Where do I work now?", PEOPLE).about_self
+    assert query_terms("what's my blood group", PEOPLE).about_self
+    # "me" is mostly someone else's doing ("who told me"), and a named participant wins
+    assert not query_terms("Who told me about the wedding?", PEOPLE).about_self
+    assert not query_terms("What did Caroline tell my sister?", PEOPLE).about_self
+    assert not query_terms("Where does Melanie work?", PEOPLE).about_self

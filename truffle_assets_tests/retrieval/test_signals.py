@@ -119,3 +119,10 @@ def test_asks_is_the_share_of_sentences_that_are_questions():
     s = measure(rows, np.eye(2, dtype=np.float32), np.asarray([1.0, 0.0], dtype=np.float32), np.zeros(2), {},
                 query_terms("How did Jon meet his wife?", ["Jon", "Gina"]), {}, None, RetrievalWeights())
     assert s.asks.tolist() == [1.0, 0.0]
+
+
+def test_speaker_match_for_a_question_about_the_owner():
+    rows = [row("a", author="Varun", is_user=True), row("b", author="Mom", is_user=False), row("c", author="Varun")]
+    assert speaker_match(rows, [], ["Varun", "Mom"], about_self=True).tolist() == [1.0, 0.0, 0.0]
+    assert speaker_match(rows, [], ["Varun", "Mom"]).tolist() == [0.0, 0.0, 0.0]
+    assert speaker_match(rows, ["Mom"], ["Varun", "Mom"], about_self=True).tolist() == [0.0, 1.0, 0.0]
