@@ -33,7 +33,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import os
 import pickle
 import statistics
 import sys
@@ -41,14 +40,13 @@ import time
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
-for _v in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
-    os.environ.pop(_v, None)
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from benchmarks import offline_build  # noqa: E402
+
+offline_build()
 
 import numpy as np  # noqa: E402
 

@@ -14,19 +14,17 @@ Last line: `natural_recall@10 dev=<d> heldout=<h>` for the shipped weights.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
-for _v in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
-    os.environ.pop(_v, None)
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks import offline_build  # noqa: E402
+
+offline_build()
 WORK = ROOT / "benchmarks" / ".work" / "natural"
 SETS = {"dev": ROOT / "benchmarks" / "devset" / "natural", "heldout": ROOT / "benchmarks" / "heldout" / "natural"}
 K = 10
