@@ -129,8 +129,10 @@ def test_promotion_audit_failure_and_rollback_in_a_running_serve(tmp_path, regis
         second = svc.served.server
         assert second is not first and second.gguf == Path(registry.active().gguf_path) and second.running
         assert httpx.get(f"{second.base_url}/models", timeout=5).status_code == 200  # llama.cpp on run-b's GGUF
-        wait_for(lambda: not first.running, "the old llama.cpp server stopped")  # no turn was running on it
-        assert refused(f"{first.base_url}/models")
+        # no turn was running on it. `running` turns False as stop() begins, before the process has
+        # exited and let go of its port (a fresh-clone run saw the port still answer), so wait for both
+        wait_for(lambda: not first.running and refused(f"{first.base_url}/models"),
+                 "the old llama.cpp server stopped and its port closed")
         answer_b = ask(base)
         assert answer_b != answer_a  # another model answers at temperature 0
         # endpoint and tokenizer switched together: the turn is answered and counted by run-b
