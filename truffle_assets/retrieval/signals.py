@@ -129,6 +129,8 @@ def measure(rows: list[dict], V: np.ndarray, qvec: np.ndarray, context: np.ndarr
         salience=salience(rows),
         date=date_match(rows, terms.dates if w.date > 0 else [], w.date_pad_days),
         keys=np.asarray([r.get("key", 0.0) for r in rows]),
-        answer=answer_match(rows, terms.wanted),
+        # like the date: skipped at weight 0 (the text fallback is a regex per candidate), unless the
+        # learned fusion reads it as a feature
+        answer=answer_match(rows, terms.wanted if w.answer > 0 or w.fusion == "learned" else []),
         asks=np.asarray([asks(r.get("text")) for r in rows]),
     )

@@ -91,6 +91,12 @@ def test_measure_aligns_every_signal_with_the_rows():
     assert s.date.tolist() == [1.0, 0.0]
     off = measure(rows, V, q, np.zeros(2), {}, terms, wm, None, RetrievalWeights(date=0.0))
     assert off.date.tolist() == [0.0, 0.0]  # a zero weight skips the date signal altogether
+    when = query_terms("When did Jon go?", ["Gina", "Jon"])
+    said = [row("a", text="I went yesterday"), row("b", text="ok")]
+    args = (said, V, q, np.zeros(2), {}, when, wm, None)
+    assert measure(*args, RetrievalWeights(answer=0.0)).answer.tolist() == [0.0, 0.0]  # and so does the answer's
+    assert measure(*args, RetrievalWeights(answer=0.2)).answer.tolist() == [1.0, 0.0]
+    assert measure(*args, RetrievalWeights(fusion="learned")).answer.tolist() == [1.0, 0.0]  # a learned feature
 
 
 def test_answer_match_wants_the_tag_the_question_asks_for():
