@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import guards, reader
+from truffle_assets.memory.facts import guards, phrases, reader
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
@@ -194,7 +194,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-1"
+EXTRACTOR_VERSION = "parse-2"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
@@ -223,7 +223,8 @@ def worth_parsing(text: str, glossed: str | None) -> bool:
     rule keys on."""
     if not text:
         return False
-    return bool(_SPEAKER.search(text)) or glossed is not None or any(g.search(text) for g in GATES.values())
+    return bool(_SPEAKER.search(text)) or glossed is not None or any(g.search(text) for g in GATES.values()) \
+        or bool(phrases.GATE.search(text))
 
 
 def _for_parse(text: str) -> str:

@@ -28,6 +28,7 @@ from spacy.tokens import Doc, Span, Token
 
 from truffle_assets.memory.facts import guards, spans
 from truffle_assets.memory.facts import lexicon as L
+from truffle_assets.memory.facts import phrases
 from truffle_assets.memory.facts.values import NOT_NAMES, ascii_fold
 
 
@@ -72,6 +73,9 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
                 continue
             _clause(v, guards.negated(v), out, laughs)
     _pet_names(doc, out)
+    if not laughs:  # idioms the parse splits badly, read sentence by sentence on the words
+        for predicate, value, confidence, rule in phrases.read_message(doc.text, quoted):
+            out.add(predicate, value, confidence, rule)
     return out.claims
 
 

@@ -1,0 +1,256 @@
+"""Chat idioms the small parser splits badly, read as words rather than as a parse.
+
+Chat drops subjects and verbs ("switched to contacts full time", "journaling. 10 years now, every
+single night", "Aundh mein 1BHK hai, rent 24 hazaar"), and en_core_web_sm then tags "tattoo" as an
+adverb or hangs the verb off a noun. Each pattern here is a family of phrasings, not a sentence: a
+condition the speaker "gets", eyewear they switch to, a rent figure, a weekday class, an office
+schedule. They run on one sentence of the speaker's own message and stay quiet when the sentence
+asks, supposes, or talks about someone else (`_OTHERS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from truffle_assets.memory.facts import lexicon as L
+
+# (predicate, value, confidence, rule)
+Claim = tuple[str, str, float, str]
+
+_HEDGED = re.compile(r"\b(?:if|maybe|might|would|will|'ll|thinking|plan(?:ning)?|want|wish|hope|agar|shayad|"
+                     r"sochti|sochta|chahti|chahta)\b", re.I)
+# the sentence is about the listener or a third person ("your vitamin D is low", "uska rent 30k")
+_OTHERS = re.compile(r"\b(?:you|your|you're|he|she|his|her|they|their|tera|teri|tere|tumhara|tumhari|aapka|aapki|"
+                     r"uska|uski|unka|unki)\b", re.I)
+_NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ek": 1, "do": 2, "teen": 3, "char": 4, "paanch": 5}
+
+_CHRONIC = sorted((c for c in L.CONDITIONS if c not in L.ACUTE and len(c) > 3), key=len, reverse=True)
+_CONDITION = "|".join(map(re.escape, _CHRONIC))
+# "mild asthma since school", "chronic migraines", "asthma since childhood"
+_CONDITION_SINCE = re.compile(rf"\b(?:(?:mild|chronic|severe|bad)\s+({_CONDITION})\b|({_CONDITION})\s+since\s+"
+                              r"(?:school|childhood|college|birth|forever|i\s+was|\d{4}|class))", re.I)
+# "migraine again ... I get these every time I skip sleep"
+_I_GET_THESE = re.compile(r"\bI\s+(?:get|have|suffer\s+from)\s+(?:these|those|them)\b", re.I)
+_CONDITION_WORD = re.compile(rf"\b({_CONDITION})\b", re.I)
+# "Vitamin D bhi bahut low hai", "my B12 is low", "iron is super low"
+_LOW = re.compile(r"\b(vitamin\s+[a-z]\d{0,2}|b12|iron|haemoglobin|hemoglobin|calcium|ferritin)\s+"
+                  r"(?:(?:bhi|bahut|very|super|is|was|really|too|kaafi|thoda)\s+)*low\b", re.I)
+# "sprained my ankle", "ankle mein sprain hai", "fractured my wrist"
+_BODY = r"ankle|wrist|knee|back|arm|leg|foot|shoulder|toe|finger|elbow|neck"
+_INJURY_EN = re.compile(rf"\b(sprained|twisted|fractured|broke|injured|pulled|tore)\s+my\s+({_BODY})\b", re.I)
+_INJURY_HI = re.compile(rf"\b({_BODY})\s+(?:mein|me|mai)\s+(sprain|fracture|injury|chot|moch)\s+(?:hai|h|ho\s+(?:gaya|gayi|gai))\b",
+                        re.I)
+_INJURY_WORD = {"sprain": "sprained", "moch": "sprained", "fracture": "fractured", "injury": "injured",
+                "chot": "injured", "broke": "broken", "tore": "torn"}
+# "got my first tattoo", "got a nose piercing", "bob cut karwa liya" (glossed "I got bob cut.")
+_MARK = re.compile(r"\b(?:got|did|had|karwa\s+(?:liya|li|lia))\s+(?:my\s+|a\s+|an\s+)?(?:first\s+|new\s+|second\s+)?"
+                   r"((?:\w+\s+)?(?:tattoo|piercing|haircut))\b|\b((?:bob|pixie|short|boy|buzz|crew)\s+cut)\b", re.I)
+# eyewear: "switched to contacts", "my specs"
+_EYEWEAR_SWITCH = re.compile(r"\b(?:switched|moved|shifted|went\s+back)\s+to\s+(contacts|lenses|glasses|specs)\b", re.I)
+_MY_EYEWEAR = re.compile(r"\bmy\s+(specs|glasses|spectacles|contacts|contact\s+lenses)\b", re.I)
+# rent: "rent 24 hazaar", "rent is 18k", "42 ka rent hai", "paying 30k rent"
+_AMOUNT = r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k|hazaar|hazar|thousand|lakh|l)?"
+_RENT = re.compile(rf"\brent\s+(?:is\s+|hai\s+|of\s+|was\s+|:\s*)?{_AMOUNT}|{_AMOUNT}\s+(?:ka\s+|ki\s+|in\s+)?rent\b", re.I)
+# living alone: "akeli rahungi ab", "akela rehta hu"
+_ALONE = re.compile(r"\b(?:akeli|akela|akele)\s+(?:hi\s+)?(?:rehti|rehta|rahti|rahta|rahungi|rahunga|reh\s+rahi|reh\s+raha)\b",
+                    re.I)
+# "I don't do horror", "I don't do mornings"
+_DONT_DO = re.compile(r"\bI\s+(?:don't|dont|do\s+not)\s+do\s+((?:[a-z]+\s+)?[a-z]+)\b", re.I)
+# "I can't function before filter coffee", "can't live without my chai"
+_CANT_WITHOUT = re.compile(r"\b(?:I\s+)?(?:can't|cannot|cant)\s+(?:function|live|survive|start\s+(?:my|the)\s+day|wake\s+up)\s+"
+                           r"(?:before|without)\s+(?:my\s+|a\s+|some\s+)?((?:[a-z]+\s+){0,2}[a-z]+)", re.I)
+# a routine stated as a fragment: "journaling. 10 years now, every single night"
+_EVERY = re.compile(r"\b(?:every\s+(?:single\s+)?(?:day|night|morning|evening)|daily|roz|har\s+(?:din|roz|subah|raat)|"
+                    r"(?:\d|one|two|three|four|five|six)\s+(?:days|times)\s+a\s+week)\b", re.I)
+_HABIT_NOUN = re.compile(r"\b(" + "|".join(sorted(L.HABIT_NOUNS - {"gym", "exercise"}, key=len, reverse=True)) + r")\b", re.I)
+# a weekly class or outing: "Kathak classes every Saturday", "Saturday pottery class", "Sunday cycling"
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_WEEKLY = re.compile(rf"\b([a-z]+)\s+class(?:es)?\s+(?:every|on|har)\s+{_DAY}s?\b|\b(?:every\s+)?{_DAY}s?\s+([a-z]+)\s+class(?:es)?\b"
+                     rf"|\b{_DAY}\s+((?-i:[a-z]+ing))\b(?!\s+(?:late|behind|out|low))", re.I)
+# an office schedule: "office made it 2 days a week", "3 days in office", "mon and fri from home"
+_OFFICE_DAYS = re.compile(r"\b(\d|one|two|three|four)\s+days?\s+(?:a|per|every)\s+week\b|\b(\d|one|two|three|four)\s+days?\s+"
+                          r"(?:in|at|from)\s+(?:the\s+)?office\b", re.I)
+_OFFICE_DAILY = re.compile(r"\b(?:in|to)\s+(?:the\s+)?office\s+every\s+(?:single\s+)?day\b", re.I)
+_HOME_DAYS = re.compile(r"\b(?:mon|tue|wed|thu|fri)\w*\b[^.!?]*\bfrom\s+home\b", re.I)
+# a named pet: Hinglish "adopt ki ... naam Mishti rakha", English "named her Mishti"
+_PET_NAMED = re.compile(r"\bnaam\s+([A-Z][\w\-]+)\s+rakh|\bnamed\s+(?:her|him|it|them)\s+([A-Z][\w\-]+)\b")
+# a promotion with its new title: "promotion ho gaya!!! aaj se Senior Associate", "promoted, now Staff Engineer"
+_TITLE = re.compile(r"\b(?:aaj\s+se|now|as|to|from\s+today)\s+(?:a\s+|an\s+)?((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
+
+
+# words every pattern here needs: a message with none of them is not worth parsing for these
+GATE = re.compile(r"\b(?:contacts|lenses|glasses|specs|spectacles|tattoo|piercing|haircut|cut|rent|akeli|akela|akele|"
+                  r"vitamin|b12|iron|haemoglobin|hemoglobin|calcium|ferritin|sprain\w*|fractur\w*|twisted|injured|"
+                  r"moch|chot|class|classes|office|wfh|promot\w*|naam|named|since|these|those|them|"
+                  r"sabse|youngest|eldest|oldest|wapas|back|first|trip|bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|"
+                  r"meet|milo|resolution|neend|resigned|"
+                  rf"{_CONDITION}|don't|dont|can't|cannot|cant|every|daily|roz|{_DAY})\b", re.I)
+_CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
+
+
+# birth order: "main ghar mein sabse chhoti hu", "I'm the eldest"
+_BIRTH_ORDER = re.compile(r"\bsabse\s+(chhoti|chhota|choti|chota|badi|bada|badi)\s+(?:hu|hoon|hun)\b|"
+                          r"\bI(?:'m|\s+am)\s+the\s+(youngest|eldest|oldest|middle)\s+(?:one|child|kid|sibling|of)?", re.I)
+# a diet returned to: "wapas normal vegetarian", "back to vegan"
+_DIET_BACK = re.compile(r"\b(?:back\s+to|wapas|ab)\s+(?:normal\s+|being\s+|full[- ]time\s+)?(" + "|".join(
+    sorted(map(re.escape, L.DIETS), key=len, reverse=True)) + r")\b", re.I)
+# "my first proper Sahyadri trek", "my first half marathon" (said of something done: past tense or "done")
+_MY_FIRST = re.compile(r"\bmy\s+first\s+((?:proper\s+|real\s+|ever\s+)?(?:[\w\-]+\s+){0,2}(?:trek|marathon|half|10k|5k|21k|race|"
+                       r"triathlon|summit|century|ultra|climb))\b", re.I)
+# "<Place> trip was the best", "Vietnam trip best tha"
+_TRIP_WAS = re.compile(r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+trip\s+(?:was|tha|best|bahut|ekdum|amazing|was\s+amazing)\b")
+# an aunt's or uncle's new title: "Kiara ki bua" (the speaker is Kiara's aunt)
+_KIN_OF = re.compile(r"\b([A-Z][a-z]+)\s+(?:ki|ka|ke)\s+(bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|fufa|taya|tayi)\b")
+# a pet introduced by name with an animal emoji: "meet Bruno :dog_face:", "Toffee se milo"
+_MEET = re.compile(r"\b(?:meet|say\s+hi\s+to|say\s+hello\s+to)\s+([A-Z][a-z]+)\b|\b([A-Z][a-z]+)\s+se\s+milo\b")
+_ANIMAL = re.compile(r":(?:dog|dog_face|cat|cat_face|puppy|paw_prints|guide_dog|service_dog|rabbit_face|rabbit|parrot|"
+                     r"hamster|kitten)[a-z_]*:|\b(?:puppy|kitten|pup|doggo|pet)\b", re.I)
+# a resolution with its aim: "2024 resolution number two: learn Kathak properly"
+_RESOLUTION = re.compile(r"\bresolution\b[^:.!?]{0,20}:\s*((?:learn|run|read|lose|save|start|quit|finish|visit|write|"
+                         r"climb|travel)\s+(?:[\w\-]+\s*){1,3})", re.I)
+# sleep needs: "can't sleep without the fan", "AC ke bina neend nahi aati"
+_SLEEP_WITHOUT = re.compile(r"\b(?:can't|cannot|cant)\s+sleep\s+without\s+(?:the\s+|my\s+|a\s+)?([\w\-]+(?:\s+[\w\-]+)?)|"
+                            r"\b([\w\-]+)\s+ke\s+bina\s+neend\s+(?:hi\s+)?(?:nahi|nahin)\s+aati\b", re.I)
+# the employer in a resignation the parse cannot read ("I resigned from K&R." from the Hinglish gloss)
+_RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*)?)")
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def read_message(message: str, quoted: list[tuple[int, int]] = ()) -> Iterator[Claim]:
+    """Claims the speaker's message makes through idioms; quoted words (`quoted` spans) are not theirs."""
+    for m in _SENTENCE.finditer(message):
+        if not any(a <= m.start() < b for a, b in quoted):
+            yield from read_phrases(m.group(), message)
+    yield from pet_names(message)
+    if _ANIMAL.search(message):
+        for m in _MEET.finditer(message):
+            yield "pet", m.group(1) or m.group(2), 0.6, "meet_pet"
+
+
+def read_phrases(sentence: str, message: str) -> Iterator[Claim]:
+    """Claims one sentence of the speaker's message makes through an idiom (`message` gives context)."""
+    if sentence.rstrip().endswith("?"):
+        return
+    for clause in _CLAUSE.split(sentence):
+        if clause.strip() and not _HEDGED.search(clause):
+            yield from _clause(clause, message)
+
+
+def _clause(sentence: str, message: str) -> Iterator[Claim]:
+    others = bool(_OTHERS.search(sentence))
+    if not others:
+        yield from _health(sentence, message)
+        yield from _home(sentence)
+        yield from _routine(sentence, message)
+    for m in _MARK.finditer(sentence):
+        if not others or re.search(r"\bmy\b", sentence, re.I):
+            yield "appearance", (m.group(1) or m.group(2)).lower(), 0.65, "got_mark"
+    if (m := _EYEWEAR_SWITCH.search(sentence)) and not others:
+        yield "eyesight", L.EYEWEAR[m.group(1).lower()], 0.7, "switched_eyewear"
+    elif (m := _MY_EYEWEAR.search(sentence)) and not re.search(r"\b(?:wine|beer|shot|sun)\s*glasses\b", sentence, re.I):
+        yield "eyesight", L.EYEWEAR.get(m.group(1).lower().split()[0], "glasses"), 0.6, "my_eyewear"
+    if (m := _DONT_DO.search(sentence)) and m.group(1).lower().split()[-1] not in _NOT_A_TASTE:
+        yield "dislikes", m.group(1).lower(), 0.6, "dont_do"
+    if m := _CANT_WITHOUT.search(sentence):
+        value = m.group(1).lower()
+        if value.split()[-1] not in _NOT_A_TASTE:
+            yield "likes", value, 0.65, "cant_without"
+    if re.search(r"\bpromot(?:ion|ed)\b", message, re.I) and not others:
+        for m in _TITLE.finditer(sentence):
+            words = m.group(1).split()
+            if words and words[-1].lower() in L.ROLE_NOUNS | {"counsel", "partner", "principal"}:
+                yield "job", m.group(1), 0.7, "promotion_title"
+                break
+    if not others:
+        yield from _life(sentence, message)
+
+
+# objects of "don't do" / "can't live without" that are no taste ("I don't do that", "can't function without it")
+_NOT_A_TASTE = {"that", "this", "it", "anything", "much", "well", "so", "too", "you", "them", "him", "her", "me", "sleep",
+                "good", "bad", "enough", "more", "less", "yet", "now", "today", "this", "any", "nothing"}
+
+
+def _life(sentence: str, message: str) -> Iterator[Claim]:
+    if m := _BIRTH_ORDER.search(sentence):
+        word = (m.group(1) or m.group(2)).lower()
+        order = "youngest" if word in ("chhoti", "chhota", "choti", "chota", "youngest") else \
+            "middle" if word == "middle" else "eldest"
+        yield "family", f"{order} child", 0.7, "birth_order"
+    if m := _DIET_BACK.search(sentence):
+        yield "diet", L.DIETS[m.group(1).lower()], 0.7, "diet_back"
+    if (m := _MY_FIRST.search(sentence)) and re.search(r"\b(?:did|done|finished|completed|ran|climbed|summited|today)\b",
+                                                       message, re.I):
+        yield "completed", "first " + re.sub(r"^(?:proper|real|ever)\s+", "", m.group(1), flags=re.I), 0.6, "my_first"
+    if m := _TRIP_WAS.search(sentence):
+        yield "trip", m.group(1), 0.6, "trip_was"
+    if m := _KIN_OF.search(sentence):
+        yield "family", m.group(1), 0.6, "kin_of"
+    if m := _RESOLUTION.search(sentence):
+        yield "goal", m.group(1).strip(), 0.65, "resolution"
+    if m := _SLEEP_WITHOUT.search(sentence):
+        yield "sleep", "can't sleep without " + (m.group(1) or m.group(2)), 0.65, "sleep_without"
+    if m := _RESIGNED_FROM.search(sentence):
+        yield "left_job", m.group(1).rstrip("."), 0.7, "resigned_from"
+
+
+def _health(sentence: str, message: str) -> Iterator[Claim]:
+    for m in _CONDITION_SINCE.finditer(sentence):
+        yield "condition", (m.group(1) or m.group(2)).lower(), 0.7, "condition_since"
+    if _I_GET_THESE.search(sentence) and (m := _CONDITION_WORD.search(message)):
+        yield "condition", m.group(1).lower(), 0.65, "i_get_these"
+    for m in _LOW.finditer(sentence):
+        what = " ".join(w.capitalize() if i == 0 else w.upper() for i, w in enumerate(m.group(1).split()))
+        yield "condition", f"{what} deficiency", 0.65, "low_level"
+    for m in _INJURY_EN.finditer(sentence):
+        yield "condition", f"{_INJURY_WORD.get(m.group(1).lower(), m.group(1).lower())} {m.group(2).lower()}", 0.7, "injury"
+    for m in _INJURY_HI.finditer(sentence):
+        yield "condition", f"{_INJURY_WORD[m.group(2).lower()]} {m.group(1).lower()}", 0.7, "injury"
+
+
+def _home(sentence: str) -> Iterator[Claim]:
+    if m := _RENT.search(sentence):
+        num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        amount = _rupees(num, unit)
+        if amount:
+            yield "rent", f"₹{amount:,} a month", 0.65, "rent"
+    if _ALONE.search(sentence):
+        yield "lives_with", "alone", 0.7, "lives_alone"
+
+
+def _rupees(num: str, unit: str | None) -> int | None:
+    """'24' + 'hazaar' -> 24000; '18k' -> 18000; '42' (a rent in thousands, as people say it) -> 42000."""
+    value = float(num.replace(",", ""))
+    unit = (unit or "").lower()
+    if unit in ("k", "hazaar", "hazar", "thousand"):
+        value *= 1000
+    elif unit in ("lakh", "l"):
+        value *= 100_000
+    elif value < 1000:
+        value *= 1000
+    return int(value) if 1000 <= value <= 1_000_000 else None
+
+
+def _routine(sentence: str, message: str) -> Iterator[Claim]:
+    if (m := _HABIT_NOUN.search(sentence)) and _EVERY.search(message) and re.match(r"\W*" + m.group(1), sentence, re.I):
+        yield "habit", m.group(1).lower(), 0.6, "routine_fragment"
+    for m in _WEEKLY.finditer(sentence):
+        what = (m.group(1) or m.group(2) or m.group(3)).lower()
+        if what not in ("the", "my", "a", "this", "next", "last", "every", "morning", "evening", "yoga", "gym", "office",
+                        "meeting", "morning", "shopping", "nothing", "something", "everything", "working", "sleeping"):
+            yield "hobby", what, 0.6, "weekly_class"
+    if not re.search(r"\boffice\b|\bwfh\b|\bfrom\s+home\b", message, re.I):
+        return
+    if _OFFICE_DAYS.search(sentence) or _HOME_DAYS.search(sentence):
+        yield "work_mode", "hybrid", 0.6, "office_days"
+    elif _OFFICE_DAILY.search(sentence):
+        yield "work_mode", "from office", 0.6, "office_daily"
+
+
+def pet_names(message: str) -> Iterator[Claim]:
+    """A pet named as it was adopted (the adoption and the name may be in different sentences)."""
+    if not re.search(r"\badopt|\brescue|\bshelter\b", message, re.I):
+        return
+    for m in _PET_NAMED.finditer(message):
+        yield "pet", m.group(1) or m.group(2), 0.7, "pet_named"
