@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/facts_eval.py                  # 400K tokens, 10 chats, seed 7 (cached)
     .venv/bin/python benchmarks/facts_eval.py --tokens 40000 --chats 4
     .venv/bin/python benchmarks/facts_eval.py --skip-synthetic # held-out sets only (seconds)
+    .venv/bin/python benchmarks/facts_eval.py --dev --llm add --base-url URL --model M  # + LLM tier C
 
 Pipeline, as the memory build runs it: every message of every export (load_chat) -> PII redaction
 (`truffle_assets.pii.redact_messages`) -> Rosetta normalization (`truffle_assets.memory.rosetta.normalize_messages`)
@@ -34,6 +35,12 @@ recall, evidence, supersession: see that module's doc).
 - fixtures: the real third-party exports in ../shared/fixtures/whatsapp (TRUFFLE_FIXTURES overrides),
   each file its own chat, every author taken as "the user" in turn (facts are scored per file and
   speaker), 35 annotated self-statements (23 clear, 12 borderline).
+
+LLM tier C (`--llm add|only`): every episode of the dev or natural set goes through the summaries stage's
+tier-C call (summary + `prompts/extract_facts.md`) at an OpenAI-compatible endpoint (`--base-url`/`--model`,
+else TRUFFLE_LLM_*), or the embedded llama.cpp server on `--gguf` / the served model; its claims are
+consolidated with the offline tier's (`add`, what the memory build does) or alone (`only`). Answers are
+cached under `--work`/llm-cache. The fixtures set is always offline only.
 
 The last line is `fact_precision=<p> fact_recall=<r> heldout_precision=<hp> heldout_recall=<hr>
 evidence_correct=<e>`: p and r are the synthetic figures, hp, hr and e the natural held-out set's
@@ -93,10 +100,38 @@ def normalized_messages(messages: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     return out, "redact_messages -> normalize_messages"
 
 
-def facts_for(messages: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def facts_for(messages: pl.DataFrame, llm: "TierC | None" = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     msgs = messages.filter(pl.col("kind") == "message") if "kind" in messages.columns else messages
     claims = extract_claims(msgs)
+    if llm is not None:
+        llm_claims = llm.claims(msgs)
+        claims = llm_claims if llm.only else pl.concat([claims, llm_claims], how="vertical_relaxed")
     return claims, consolidate(claims)
+
+
+class TierC:
+    """The LLM tier as the memory build runs it, over every episode (all scored tier C): the summaries
+    stage's extraction prompt and claim rules, through an OpenAI-compatible endpoint or the embedded
+    llama.cpp server. Answers are cached under the work dir, so a re-run only scores."""
+
+    def __init__(self, endpoint, work: Path, only: bool, limit: int | None) -> None:
+        from truffle_assets.llm.client import LLMClient, LLMConfig
+
+        self.only, self.limit, self.calls = only, limit, 0
+        self.client = LLMClient(LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key,
+                                          cache_dir=str(work / "llm-cache"), price_in_per_mtok=0.0,
+                                          price_out_per_mtok=0.0, max_output_tokens=1024))
+
+    def claims(self, msgs: pl.DataFrame) -> pl.DataFrame:
+        from truffle_assets.memory.episodes import build_episodes
+        from truffle_assets.memory.summaries import summarize_episodes
+
+        eps = build_episodes(msgs.sort("chat_id", "ts")).with_columns(salience=pl.lit(1.0))
+        if self.limit is not None:
+            eps = eps.head(self.limit)
+        self.calls += eps.height
+        _, claims = summarize_episodes(eps, self.client, tier_b=0.0, tier_c=0.0)
+        return claims
 
 
 # ---- scoring ---------------------------------------------------------------------------------------
@@ -284,7 +319,7 @@ def _print_summary(name: str, sc: hf.Score) -> None:
 DEVSET = ROOT / "benchmarks" / "devset" / "natural"
 
 
-def run_natural(root: Path = HELDOUT / "natural", name: str = "natural") -> hf.Score:
+def run_natural(root: Path = HELDOUT / "natural", name: str = "natural", llm: TierC | None = None) -> hf.Score:
     ann = json.loads((root / "annotations.json").read_text(encoding="utf-8"))
     user = ann["user"]
     t0 = time.perf_counter()
@@ -292,8 +327,10 @@ def run_natural(root: Path = HELDOUT / "natural", name: str = "natural") -> hf.S
     detected = detect_user({cid: [author_profile(p) for p in paths] for cid, paths in chats.items()})
     messages = pl.concat([load_chat(cid, paths, user=user).rows for cid, paths in sorted(chats.items())])
     inputs, how = normalized_messages(messages)
-    claims, facts = facts_for(inputs)
+    claims, facts = facts_for(inputs, llm)
     took = time.perf_counter() - t0
+    if llm is not None:
+        how += f"; {'only ' if llm.only else '+ '}LLM tier C over {llm.calls} episodes ({llm.client.config.model})"
     annotated, distractors = hf.natural_annotations(ann, _line_ids(messages, lambda _c, f: Path(f).name))
     preds = hf.predicted_from_rows(facts.filter(pl.col("subject") == user).iter_rows(named=True))
     sc = hf.score(preds, annotated, distractors)
@@ -374,15 +411,38 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--skip-synthetic", action="store_true", help="held-out sets only (synthetic figures print as na)")
     ap.add_argument("--dev", action="store_true",
                     help="the tuning set benchmarks/devset only (never the held-out sets): what rule work looks at")
+    ap.add_argument("--llm", choices=("add", "only"), default=None,
+                    help="also run the LLM tier C over every episode (add: beside the offline tier, as the memory build "
+                         "does; only: tier C alone). Endpoint: --base-url, else TRUFFLE_LLM_BASE_URL, else the embedded GGUF")
+    ap.add_argument("--base-url", default=None)
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--gguf", default=None, help="the GGUF the embedded server runs (default: the served model)")
+    ap.add_argument("--llm-limit", type=int, default=None, help="at most this many episodes per set (a quick look)")
     args = ap.parse_args(argv)
+    if args.llm:
+        from contextlib import ExitStack
+
+        from truffle_assets.llm.gguf import served_gguf
+        from truffle_assets.llm.server import open_endpoint, resolve_endpoint
+
+        endpoint = resolve_endpoint(args.base_url, args.model, gguf=args.gguf or None)
+        if endpoint.embedded and endpoint.gguf is None:
+            endpoint = resolve_endpoint(args.base_url, args.model, gguf=served_gguf())
+        with ExitStack() as stack:
+            live = stack.enter_context(open_endpoint(endpoint, n_ctx=8192))
+            return _main(args, TierC(live, args.work, args.llm == "only", args.llm_limit))
+    return _main(args, None)
+
+
+def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
     if args.dev:
-        dev = run_natural(DEVSET, name="dev")
+        dev = run_natural(DEVSET, name="dev", llm=llm)
         print(f"dev_precision={dev.precision:.3f} dev_recall={dev.recall:.3f} dev_evidence_correct={dev.evidence_correct:.3f}")
-        return {"dev": dev}
+        return {"dev": dev, "llm": llm and llm.client.stats.as_dict()}
 
     syn = None if args.skip_synthetic else run_synthetic(args)
     print()
-    nat = run_natural()
+    nat = run_natural(llm=llm)
     print()
     fx = run_fixtures()
     print()
@@ -397,7 +457,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"fact_precision={fmt(syn and syn['precision'])} fact_recall={fmt(syn and syn['recall'])} "
           f"heldout_precision={fmt(nat.precision if nat.predicted else None)} heldout_recall={fmt(nat.recall)} "
           f"evidence_correct={fmt(nat.evidence_correct if nat.matched else None)}")
-    return {"synthetic": syn, "natural": nat, "fixtures": fx}
+    return {"synthetic": syn, "natural": nat, "fixtures": fx, "llm": llm and llm.client.stats.as_dict()}
 
 
 if __name__ == "__main__":
