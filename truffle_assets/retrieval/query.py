@@ -37,12 +37,17 @@ def strip_possessive(word: str) -> str:
     return re.sub(r"'s?$", "", word)
 
 
+def first_name(participant: str) -> str:
+    """How a question names a participant: "Caroline" for "Caroline Smith" ("" for a blank name)."""
+    return participant.split()[0] if participant.split() else ""
+
+
 def names_in(query: str, participants: list[str]) -> list[str]:
     """Participants (by first name, case-insensitive) mentioned in the query."""
     q = {strip_possessive(w).lower() for w in words(query)}
     found = []
     for p in participants:
-        first = p.split()[0].lower() if p.split() else ""
+        first = first_name(p).lower()
         if first and first in q:
             found.append(p)
     return found
@@ -53,7 +58,7 @@ def without_names(query: str, named: list[str]) -> str:
     the dense side embeds. A name in the embedding pulls toward lines that *address* that person,
     which are the other speaker's; whose lines they are is the speaker signal's job."""
     for p in named:
-        first = p.split()[0] if p.split() else ""
+        first = first_name(p)
         if first:
             query = re.sub(rf"\b{re.escape(first)}(?:'s)?\b", "they", query, flags=re.I)
     return query
@@ -134,7 +139,7 @@ def query_terms(query: str, people: list[str]) -> QueryTerms:
     named = names_in(query, people)
     # Speaker names sit in every "Author: ..." passage: noise for BM25, kept for the dense side
     # (unless the query is nothing but names).
-    bm25 = bm25_query(query, drop={n.split()[0] for n in named}) or bm25_query(query)
+    bm25 = bm25_query(query, drop={first_name(n) for n in named}) or bm25_query(query)
     return QueryTerms(people=people, named=named, bm25=bm25, dates=dates_in(query),
                       wanted=tuple(wanted_tags(query)),
                       about_self=not named and any(w.lower() in _FIRST_PERSON for w in words(query)))
