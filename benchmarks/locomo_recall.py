@@ -95,8 +95,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["MEM0_TELEMETRY"] = "False"
-for _v in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
-    os.environ.pop(_v, None)  # retrieval is measured on the offline build: no LLM tiers
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -319,6 +317,8 @@ def table(summary: dict, qs: list[Question], k: int, cutoffs: list[int]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for v in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
+        os.environ.pop(v, None)  # retrieval is measured on the offline build: no LLM tiers (not on import)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=None, help="first N conversations (default: all 10)")
     ap.add_argument("--k", type=int, default=10, help="headline cutoff for the last line and per-category columns")
