@@ -317,6 +317,7 @@ def _print_summary(name: str, sc: hf.Score) -> None:
 
 
 DEVSET = ROOT / "benchmarks" / "devset" / "natural"
+DEVSET2 = ROOT / "benchmarks" / "devset2" / "natural"  # a second tuning persona, by another author
 
 
 def run_natural(root: Path = HELDOUT / "natural", name: str = "natural", llm: TierC | None = None) -> hf.Score:
@@ -410,7 +411,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".work")
     ap.add_argument("--skip-synthetic", action="store_true", help="held-out sets only (synthetic figures print as na)")
     ap.add_argument("--dev", action="store_true",
-                    help="the tuning set benchmarks/devset only (never the held-out sets): what rule work looks at")
+                    help="the tuning sets only, benchmarks/devset (+ devset2): never the held-out sets; what rule work looks at")
     ap.add_argument("--llm", choices=("add", "only"), default=None,
                     help="also run the LLM tier C over every episode (add: beside the offline tier, as the memory build "
                          "does; only: tier C alone). Endpoint: --base-url, else TRUFFLE_LLM_BASE_URL, else the embedded GGUF")
@@ -437,8 +438,14 @@ def main(argv: list[str] | None = None) -> dict:
 def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
     if args.dev:
         dev = run_natural(DEVSET, name="dev", llm=llm)
+        out = {"dev": dev, "llm": None}
+        if (DEVSET2 / "annotations.json").exists():
+            print()
+            out["dev2"] = dev2 = run_natural(DEVSET2, name="dev2", llm=llm)
+            print(f"dev2_precision={dev2.precision:.3f} dev2_recall={dev2.recall:.3f}")
         print(f"dev_precision={dev.precision:.3f} dev_recall={dev.recall:.3f} dev_evidence_correct={dev.evidence_correct:.3f}")
-        return {"dev": dev, "llm": llm and llm.client.stats.as_dict()}
+        out["llm"] = llm and llm.client.stats.as_dict()
+        return out
 
     syn = None if args.skip_synthetic else run_synthetic(args)
     print()
