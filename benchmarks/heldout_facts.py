@@ -173,6 +173,18 @@ _PARSED: dict[str, tuple[str, ...]] = {
     "work.internship": ("internship", "job", "employer"), "appearance.tattoo": ("appearance",),
     "appearance.hair": ("appearance",), "family.sibling_order": ("family",), "family.birth_order": ("family",),
     "habits.snoring": ("habit",),
+    # the second dev set's annotator (benchmarks/devset2) named some attributes differently
+    "home.living_with": ("lives_with",), "preferences.favourite_team": ("favourite_team", "favourite_sport", "favourite"),
+    "hobbies.cricket": ("hobby", "likes"), "hobbies.badminton": ("hobby", "likes", "habit"),
+    "hobbies.photography": ("hobby", "likes"), "hobbies.cooking": ("hobby", "likes", "skill"),
+    "hobbies.cricket_role": ("hobby", "skill"), "education.college": ("education", "completed"),
+    "appearance.height": ("height",), "work.resigned": ("left_job", "employer"),
+    "achievements.certification": ("completed", "education"), "achievements.milestone": ("completed",),
+    "health.symptom": ("condition",), "health.treatment": ("condition",),
+    "languages.telugu": ("language", "learning"), "languages.gujarati": ("language", "learning"),
+    "skills.batting": ("skill",), "skills.software": ("skill",), "skills.power_bi": ("skill", "learning"),
+    "habits.fasting": ("habit",), "habits.tea": ("habit", "likes"), "possessions.passport": ("possession",),
+    "preferences.books": ("likes", "favourite_book", "favourite_author"), "travel.abroad": ("trip",),
 }
 for _attr, _preds in _PARSED.items():
     ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(ATTRIBUTE_PREDICATES.get(_attr, ()) + _preds))
