@@ -185,6 +185,7 @@ _PARSED: dict[str, tuple[str, ...]] = {
     "skills.batting": ("skill",), "skills.software": ("skill",), "skills.power_bi": ("skill", "learning"),
     "habits.fasting": ("habit",), "habits.tea": ("habit", "likes"), "possessions.passport": ("possession",),
     "preferences.books": ("likes", "favourite_book", "favourite_author"), "travel.abroad": ("trip",),
+    "preferences.dogs": ("likes", "dislikes", "condition"),
 }
 for _attr, _preds in _PARSED.items():
     ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(ATTRIBUTE_PREDICATES.get(_attr, ()) + _preds))

@@ -23,7 +23,7 @@ _FILLERS = {
     "already", "officially", "aajkal", "sach", "bolu", "so", "and", "but", "also", "now", "today",
     "purana", "purani", "purane", "naya", "nayi", "naye", "aapki", "aapka", "aapke", "uski", "uska", "iski",
     "bilkul", "bahut", "thoda", "thodi", "sabse", "kuch", "wahi", "yahi", "roz", "pakka", "pura", "puri",
-    "subah", "shaam", "raat",
+    "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend",
 }
 # loanwords and Hindi nouns the English reader knows under another word
 _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
@@ -48,7 +48,7 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\bseekh\s+(?:li|liya|gayi|gaya|lia)\s*{_V}", "can {o}"),
     (rf"\badopt\s+(?:ki|kiya|kar\s+li|kar\s+liya|kiya\s+hai)\s*{_V}", "adopted {o}"),
     (r"\b(?:bahut\s+|sabse\s+|sirf\s+)?pasand\s+(?:hai|h|he|hain)\b", "like {o}"),
-    (r"\b(?:ki|ka|ke)\s+(?:addict|fan|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
+    (r"\b(?:ki|ka|ke)\s+(?:addict|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
     (r"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha|rehti\s+thi|rehta\s+tha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
     (r"\bshift\s+(?:ho\s+gayi|ho\s+gaya|ho\s+gaye|ho\s+gai|kar\s+liya|kar\s+gaye|hue)\b", "moved to {o}"),
     (rf"\bresign\s+(?:kar\s+)?(?:diya|di|kiya)\s*{_V}", "resigned from {o}"),
@@ -64,7 +64,11 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (r"\b(?:nahi|nahin)\s+(?:khata|khati|khate)\b", "do not eat {o}"),
     (r"\b(?:khata|khati|khate)\s+(?:hu|hoon|hun)\b", "eat {o}"),
     (r"\b(?:nahi|nahin)\s+(?:peeta|peeti|pita|piti)\b", "do not drink {o}"),
-    (r"\b(?:khelta|khelti|khelte)\s+(?:hu|hoon|hun)\b", "play {o}"),
+    (r"\b(?:khelta|khelti|khelte|khel\s+(?:raha|rahi|rahe))\s+(?:hu|hoon|hun)\b", "play {o}"),
+    (r"\b(?:bhaagta|bhagta|bhaagti|bhagti|daudta|daudti)\s+(?:hu|hoon|hun)\b", "run every week"),
+    (r"\b(?:peeta|peeti|pita|piti)\s+(?:hu|hoon|hun)\b", "drink {o}"),
+    (r"\bclear\s+(?:ho\s+(?:gaya|gayi|gai)|kar\s+(?:liya|li|diya|di))\b", "cleared {o}"),
+    (r"\b(?:ka|ki|ke)?\s*fan\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
     (r"\b(?:nahi|nahin|nai)\s+(?:jaati|jaata|jaate)\b", "do not go to {o}"),  # "gym nahi jaati"
     (r"\b(?:jaati|jaata|jaate)\s+(?:hu|hoon|hun)\b", "go to {o} every day"),  # the habitual present
     (r"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
@@ -94,12 +98,23 @@ _FLAT_IN = re.compile(r"\b(?P<home>\d\s?bhk)\s+in\s+(?P<area>[A-Z][\w\-]*(?:\s+[
 _CONDITIONS = {"pcos", "pcod", "thyroid", "asthma", "diabetes", "migraine", "bp", "sugar", "hypothyroid", "anxiety",
                "acidity", "sinus", "allergy", "arthritis", "insomnia", "anemia"}
 _HABIT_NOUNS = {"meditation", "yoga", "journaling", "workout", "gym", "running", "exercise", "pooja", "puja"}
+# verbs whose object people put first, as the topic, before "toh"
+_TOPIC_FIRST = {"drink {o}", "eat {o}", "play {o}", "do not eat {o}", "do not drink {o}"}
 # "main X hu" needs the subject; most other groups are first person on their own in a chat.
 _NEEDS_SUBJECT = {"am {o}", "do {o}"}
 _NOT_A_STATEMENT = re.compile(r"^\s*(?:kya|kyun|kab|kahan|kaise)\b|\b(?:agar|if|shayad|maybe|jab\s+bhi|soch\s+(?:rahi|raha)|"
-                              r"sochti|sochta|plan\s+hai|wala\s+hu|wali\s+hu|wale\s+hai|chahti|chahta|karungi|karunga|"
-                              r"jaungi|jaunga|lungi|lunga|rahungi|rahunga)\b", re.I)
+                              r"sochti|sochta|plan\s+hai|wala\s+hu|wali\s+hu|wale\s+hai|chahti|chahta)\b", re.I)
+# a future verb makes its own clause a plan ("akela rahunga ab"), not the done thing beside it
+# ("Gachibowli me 1BHK le liya, akela rahunga ab")
+_FUTURE = re.compile(r"\b(?:karungi|karunga|jaungi|jaunga|lungi|lunga|rahungi|rahunga)\b", re.I)
 _WORD = re.compile(r"[\w'’+&]+(?:[.\-][\w'’+&]+)*")
+
+
+def _present(sentence: str) -> str:
+    """The sentence without its clauses in the future tense."""
+    if not _FUTURE.search(sentence):
+        return sentence
+    return ", ".join(c for c in re.split(r"\s*,\s*", sentence) if not _FUTURE.search(c))
 
 
 def _object(before: str) -> str:
@@ -117,7 +132,7 @@ def gloss(text: str) -> str | None:
     if not text:
         return None
     out: list[str] = []
-    text = " ".join(x for x in re.split(r"(?<=[.!?\n])\s*", text)
+    text = " ".join(_present(x) for x in re.split(r"(?<=[.!?\n])\s*", text)
                     if x.strip() and not x.rstrip().endswith("?") and not _NOT_A_STATEMENT.search(x))
     for m in _HOME.finditer(text):
         out.append(f"I live in a {m.group('home')} in {m.group('area')}.")
@@ -146,8 +161,10 @@ def gloss(text: str) -> str | None:
         # questions, suppositions and hedges state nothing ("agar main Delhi shift ho gaya toh ...")
         if sentence.rstrip().endswith("?") or _NOT_A_STATEMENT.search(sentence):
             continue
-        clauses.extend(_BOUNDARY.split(sentence))
+        clauses.extend(c for c in _BOUNDARY.split(sentence) if not _FUTURE.search(c))
+    last = ""
     for clause in clauses:
+        previous, last = last, clause
         clause = clause.strip()
         if not clause:
             continue
@@ -171,6 +188,10 @@ def gloss(text: str) -> str | None:
                 obj = hit
             if not obj:
                 obj = _object(after)
+            if not obj and english in _TOPIC_FIRST:  # "beer toh main har weekend peeta hu": the topic, then toh
+                obj = _object(previous)
+            if english == "bought {o}" and re.search(r"\d\s?bhk|\b(?:flat|room|pg|ghar)\b", obj, re.I):
+                break  # a rented home ("Gachibowli me 1BHK le liya"): _HOME reads it
             if not obj and "{o}" in english and not english.startswith(("got ",)):
                 break
             if english == "am {o}" and re.search(r"(?:ti|ta|te)$", obj.split()[-1].lower()):

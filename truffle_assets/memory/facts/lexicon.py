@@ -158,6 +158,8 @@ HABIT_VERBS = {"drink", "smoke", "vape", "meditate", "pray", "fast", "exercise",
 DIETS = {"vegetarian": "vegetarian", "veg": "vegetarian", "vegan": "vegan", "eggetarian": "eggetarian",
          "pescatarian": "pescatarian", "non-vegetarian": "non-vegetarian", "nonvegetarian": "non-vegetarian",
          "non-veg": "non-vegetarian", "nonveg": "non-vegetarian", "keto": "keto", "jain": "jain"}
+DRINKS_AND_SMOKES = {"beer", "wine", "alcohol", "whisky", "whiskey", "rum", "vodka", "gin", "cigarettes", "cigarette",
+                     "beedi", "cigars", "hookah", "booze"}
 MEATS = {"meat", "chicken", "mutton", "fish", "beef", "pork", "prawns", "seafood", "lamb", "nonveg", "non-veg", "egg", "eggs"}
 RACES = {"certificate", "diploma", "marathon", "half", "10k", "5k", "21k", "42k", "race", "triathlon", "trek", "ultra", "hike", "century",
          "run", "ride", "swim", "talk", "course", "certification", "exam", "degree", "thesis", "book", "books",

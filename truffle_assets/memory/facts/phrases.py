@@ -84,7 +84,9 @@ GATE = re.compile(r"\b(?:contacts|lenses|glasses|specs|spectacles|tattoo|piercin
                   r"vitamin|b12|iron|haemoglobin|hemoglobin|calcium|ferritin|sprain\w*|fractur\w*|twisted|injured|"
                   r"moch|chot|class|classes|office|wfh|promot\w*|naam|named|since|these|those|them|"
                   r"sabse|youngest|eldest|oldest|wapas|back|first|trip|bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|"
-                  r"meet|milo|resolution|neend|resigned|"
+                  r"meet|milo|resolution|neend|resigned|cleared|passed|office|day|made|class|classes|sold|done|finished|addict|"
+                  r"person|fan|lover|bp|ldl|cholesterol|sugar|kg|kgs|kilo|kilos|donor|blood|disc|physio\w*|ho|off|only|best|"
+                  r"fav\w*|bhk|\dbhk|"
                   rf"{_CONDITION}|don't|dont|can't|cannot|cant|every|daily|roz|{_DAY})\b", re.I)
 _CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
 
@@ -112,6 +114,49 @@ _RESOLUTION = re.compile(r"\bresolution\b[^:.!?]{0,20}:\s*((?:learn|run|read|los
 # sleep needs: "can't sleep without the fan", "AC ke bina neend nahi aati"
 _SLEEP_WITHOUT = re.compile(r"\b(?:can't|cannot|cant)\s+sleep\s+without\s+(?:the\s+|my\s+|a\s+)?([\w\-]+(?:\s+[\w\-]+)?)|"
                             r"\b([\w\-]+)\s+ke\s+bina\s+neend\s+(?:hi\s+)?(?:nahi|nahin)\s+aati\b", re.I)
+# an exam or certificate passed, named by its capitalized name ("cleared PMP", "passed CFA Level 1")
+_PASSED = re.compile(r"\b(?:cleared|passed)\s+(?:the\s+|my\s+)?([A-Z0-9][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,2})")
+# "the Hitec City office is ...": the speaker's office, named by its place
+_THE_OFFICE = re.compile(r"\bthe\s+([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?)\s+office\s+(?:is|was|has)\b")
+# a new title, cued by a promotion, a first day or being made something
+_TITLE_CUE = re.compile(r"\bpromot(?:ion|ed)\b|\bfirst\s+day\b|\bmade\s+me\b|\bjoined\s+as\b|\bnew\s+(?:role|designation)\b",
+                        re.I)
+_CAPITALIZED = re.compile(r"\b((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
+# learning a language in class: "Telugu class update", "German classes twice a week"
+_LANGUAGE_CLASS = re.compile(r"\b(" + "|".join(sorted(L.LANGUAGES, key=len, reverse=True)) + r")\s+(?:class|classes|lessons|course|tuition)\b",
+                             re.I)
+# a vehicle or gadget sold: "sold the bullet today", "sold my old Activa"
+_SOLD = re.compile(r"\bsold\s+(?:my\s+|the\s+|our\s+)?(?:old\s+)?([\w\-]+)\b", re.I)
+# a race done: "10K done", "half marathon done in 2:05"
+_RACE_DONE = re.compile(r"\b(\d{1,2}\s?k|half\s+marathon|full\s+marathon|marathon|ultra|triathlon|century\s+ride)\s+(?:done|finished|complete|completed)\b",
+                        re.I)
+# "I'm a chai addict", "I'm a dog person now"
+_NOUN_PERSON = re.compile(r"\bI(?:'m|\s+am)\s+(?:a|an)\s+(?:total\s+|complete\s+|big\s+|huge\s+)?([a-z]+)\s+(addict|person|fan|lover|nerd|junkie)\b",
+                          re.I)
+# test results: "BP border pe hai", "LDL 168 ... borderline high", "my sugar is high"
+_HIGH = re.compile(r"\b(BP|blood\s+pressure|LDL|cholesterol|sugar|uric\s+acid|TSH)\b[^.!?]{0,40}?\b(borderline\s+high|border|high)\b",
+                   re.I)
+_HIGH_NAME = {"bp": "blood pressure", "ldl": "LDL cholesterol", "tsh": "TSH", "sugar": "blood sugar"}
+# body weight in first person: "80 kilo hu", "I'm 72 kg now"
+_WEIGHT = re.compile(r"\b(\d{2,3})\s*(?:kg|kgs|kilo|kilos)\s+(?:hu|hoon|hun|ho\s+gaya|ho\s+gayi|now)\b|"
+                     r"\bI(?:'m|\s+am)\s+(?:now\s+)?(\d{2,3})\s*(?:kg|kgs|kilo|kilos)\b", re.I)
+# a blood group said with what it means ("O negative. universal donor hu main")
+_BLOOD_WORDS = re.compile(r"\b(AB|A|B|O)\s?(positive|negative|\+ve|-ve|\+|-)(?=\W|$)", re.I)
+_SPINE = re.compile(r"\b(?:slipped\s+disc|disc\s+slip|slip\s+disc|disc\s+bulge|herniated\s+disc)\b", re.I)
+_PHYSIO = re.compile(r"\b(?:physio(?:therapy)?)\s+(?:shuru|start(?:ed)?|chal\s+rahi)\b|\bstarted\s+physio(?:therapy)?\b", re.I)
+# an age reached: "31 ho gaya", "30 ka ho gaya hu" (with a birthday word nearby)
+_AGE_REACHED = re.compile(r"\b([1-9]\d)\s+(?:ka\s+|ki\s+|saal\s+ka\s+|saal\s+ki\s+)?ho\s+(?:gaya|gayi|gai)\b", re.I)
+_BIRTHDAY_WORDS = re.compile(r"\b(?:birthday|bday|happy\s+birthday|cake|budha|budhi|umar|saal)\b", re.I)
+# "I'm off alcohol now", "off sugar since March"
+_OFF = re.compile(r"\bI(?:'m|\s+am)\s+off\s+(alcohol|booze|drinking|sugar|meat|caffeine|coffee|cigarettes|smoking|social\s+media)\b", re.I)
+# "I only read Amish and cricket biographies", "I only watch horror"
+_ONLY = re.compile(r"\bI\s+only\s+(read|watch|listen\s+to|eat|drink)\s+((?:[\w\-]+\s+){0,4}?[\w\-]+)(?=[.!,;]|$)", re.I)
+# "<Title> is still the best cricket movie", "Lagaan is my all-time favourite film"
+_BEST = re.compile(r"^\W*([A-Z][\w']*(?:\s+[A-Z][\w']*){0,3})\s+is\s+(?:still\s+)?(?:the\s+best|my\s+(?:all[- ]time\s+)?fav\w*)\s+"
+                   r"(?:[a-z]+\s+){0,2}?(movie|film|show|series|book|song|album|dish|food|place|team|band|game)\b")
+# "<Area>, 2BHK" / "2BHK, <Area>" as one fragment
+_AREA_HOME = re.compile(r"\b([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?),\s+(\d\s?BHK)\b")
+
 # the employer in a resignation the parse cannot read ("I resigned from K&R." from the Hinglish gloss)
 _RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*)?)")
 
@@ -129,12 +174,29 @@ def read_message(message: str, quoted: list[tuple[int, int]] = ()) -> Iterator[C
             yield "pet", m.group(1) or m.group(2), 0.6, "meet_pet"
 
 
+def _hedged(text: str) -> bool:
+    """A hedge or plan word, written in lower case or opening the text ("Senior Planning Engineer" is a title)."""
+    start = len(text) - len(text.lstrip())
+    return any(m.group()[0].islower() or m.start() == start for m in _HEDGED.finditer(text))
+
+
 def read_phrases(sentence: str, message: str) -> Iterator[Claim]:
     """Claims one sentence of the speaker's message makes through an idiom (`message` gives context)."""
     if sentence.rstrip().endswith("?"):
         return
+    # read whole: the comma is part of these ("Kondapur, 2BHK"; "first day, Senior Planning Engineer")
+    if not _hedged(sentence):
+        if m := _AREA_HOME.search(sentence):
+            yield "lives_in", m.group(1), 0.6, "area_home"
+            yield "home_type", m.group(2), 0.6, "area_home"
+        if _TITLE_CUE.search(message) and not re.search(r"\bpromot", message, re.I):
+            for m in _CAPITALIZED.finditer(sentence):
+                words = m.group(1).split()
+                if len(words) > 1 and words[-1].lower() in L.ROLE_NOUNS | {"counsel"}:
+                    yield "job", m.group(1), 0.65, "title_cue"
+                    break
     for clause in _CLAUSE.split(sentence):
-        if clause.strip() and not _HEDGED.search(clause):
+        if clause.strip() and not _hedged(clause):
             yield from _clause(clause, message)
 
 
@@ -191,6 +253,42 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "goal", m.group(1).strip(), 0.65, "resolution"
     if m := _SLEEP_WITHOUT.search(sentence):
         yield "sleep", "can't sleep without " + (m.group(1) or m.group(2)), 0.65, "sleep_without"
+    if m := _THE_OFFICE.search(sentence):
+        yield "office", f"{m.group(1)} office", 0.6, "the_office"
+    if m := _LANGUAGE_CLASS.search(sentence):
+        yield "learning", m.group(1).capitalize(), 0.65, "language_class"
+    if (m := _SOLD.search(sentence)) and (kind := L.POSSESSIONS.get(m.group(1).lower())):
+        yield "end:" + kind, m.group(1), 0.7, "sold"
+    if m := _RACE_DONE.search(sentence):
+        yield "completed", m.group(1).upper().replace(" ", "") if re.match(r"\d", m.group(1)) else m.group(1).lower(), 0.65, "race_done"
+    if m := _NOUN_PERSON.search(sentence):
+        what, kind = m.group(1).lower(), m.group(2).lower()
+        if what not in ("morning", "night", "people", "party", "big", "total"):
+            yield "likes", f"{what} {kind}" if kind == "person" else what, 0.6, "noun_person"
+    if m := _HIGH.search(sentence):
+        name = _HIGH_NAME.get(m.group(1).lower(), m.group(1))
+        yield "condition", f"{'borderline ' if 'border' in m.group(2).lower() else ''}high {name}", 0.6, "high_reading"
+    if m := _WEIGHT.search(sentence):
+        yield "condition", f"{m.group(1) or m.group(2)} kg", 0.55, "weight"
+    if (m := _BLOOD_WORDS.search(sentence)) and re.search(r"\b(?:donor|blood|group)\b", message, re.I):
+        sign = "+" if m.group(2).lower() in ("positive", "+ve", "+") else "-"
+        yield "blood_group", f"{m.group(1).upper()}{sign}", 0.7, "blood_words"
+    if _SPINE.search(sentence):
+        yield "condition", "slipped disc", 0.65, "slipped_disc"
+    if _PHYSIO.search(sentence):
+        yield "condition", "physiotherapy", 0.55, "physio"
+    if (m := _AGE_REACHED.search(sentence)) and _BIRTHDAY_WORDS.search(message) and 15 < int(m.group(1)) < 90:
+        yield "age", m.group(1), 0.65, "age_reached"
+    if m := _OFF.search(sentence):
+        what = m.group(1).lower()
+        yield "habit", "stopped drinking" if what in ("alcohol", "booze", "drinking") else f"stopped {what}", 0.65, "off"
+    if m := _ONLY.search(sentence):
+        yield "likes", m.group(2), 0.6, "only_" + m.group(1).split()[0].lower()
+    if m := _BEST.search(sentence):
+        kind = L.FAVOURITE_KINDS.get(m.group(2).lower(), m.group(2).lower())
+        yield f"favourite_{kind}", m.group(1), 0.65, "the_best"
+    if m := _PASSED.search(sentence):
+        yield "completed", m.group(1), 0.65, "passed"
     if m := _RESIGNED_FROM.search(sentence):
         yield "left_job", m.group(1).rstrip("."), 0.7, "resigned_from"
 

@@ -75,7 +75,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
     _pet_names(doc, out)
     if not laughs:  # idioms the parse splits badly, read sentence by sentence on the words
         for predicate, value, confidence, rule in phrases.read_message(doc.text, quoted):
-            out.add(predicate, value, confidence, rule)
+            out.add(predicate.removeprefix("end:"), value, confidence, rule, ending=predicate.startswith("end:"))
     return out.claims
 
 
@@ -388,6 +388,10 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         return
     if lemma in ("eat", "have") and dobj is not None:
         _diet(v, dobj, neg, out)
+        return
+    if lemma in ("drink", "smoke") and dobj is not None and not neg and v.tag_ in ("VBP", "VB") \
+            and spans.lower(dobj) in L.DRINKS_AND_SMOKES:  # "I drink beer", a habit (not "I drank a beer")
+        out.add("habit", f"{lemma}s {spans.lower(dobj)}", 0.65, "habit_object")
         return
     if lemma in L.HABIT_VERBS and not dobj and v.dep_ in ("ROOT", "conj") and _habitual(v):
         out.add("habit", ("doesn't " if neg else "") + lemma, 0.65, "habit")

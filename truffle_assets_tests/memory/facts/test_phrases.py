@@ -54,6 +54,23 @@ def got(text: str) -> set[tuple[str, str]]:
     ("new year resolution: read 30 books", {("goal", "read 30 books")}),
     ("can't sleep without the fan on, even in winter", {("sleep", "can't sleep without fan on")}),
     ("resigned from Wipro after 4 years", {("left_job", "Wipro")}),
+    # the second batch: offices, titles, classes, sales, races, tastes, readings, weight, blood, age
+    ("the Baner office is closer, thank god", {("office", "Baner office")}),
+    ("first day done, Associate Product Manager at last", {("job", "Associate Product Manager")}),
+    ("they made me Team Lead. no raise though", {("job", "Team Lead")}),
+    ("French classes on Saturdays now", {("learning", "French")}),
+    ("sold my old activa finally", {("end:vehicle", "activa")}),
+    ("half marathon done!! legs are gone", {("completed", "half marathon")}),
+    ("I'm a total coffee addict, 4 cups before noon", {("likes", "coffee")}),
+    ("sugar thoda high aaya, doctor ne walk bola", {("condition", "high blood sugar")}),
+    ("my BP is borderline high, no salt now", {("condition", "borderline high blood pressure")}),
+    ("76 kilo hu ab, 5 gaya", {("condition", "76 kg")}),
+    ("B positive. I donate blood every year", {("blood_group", "B+")}),
+    ("aaj 27 ho gayi, cake bhi nahi mila", {("age", "27")}),
+    ("I'm off sugar now, 3 weeks strong", {("habit", "stopped sugar")}),
+    ("Dangal is my favourite film, no debate", {("favourite_movie", "Dangal")}),
+    ("Baner, 1BHK. rent is fine", {("lives_in", "Baner"), ("home_type", "1BHK")}),
+    ("CFA Level 1 clear ho gaya!!", {("completed", "CFA Level 1")}),
 ])
 def test_idioms(text, expected):
     assert expected <= got(text), got(text)
@@ -68,6 +85,9 @@ def test_idioms(text, expected):
     "she switched to contacts last year",  # someone else
     "he got a buzz cut",
     "yoga? every morning? not me",  # a question
+    "our Senior Planning Engineer quit",  # a title in someone else's news, no cue
+    "if I cross 90 kg I'll join a gym",
+    "she is a dog person",
 ])
 def test_idioms_that_are_not_claims(text):
     predicates = {p for p, _ in got(text)}
