@@ -26,6 +26,7 @@ _FILLERS = {
     "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend",
 }
 # loanwords and Hindi nouns the English reader knows under another word
+_NON_VEG = re.compile(r"\bnon[\s\-]?veg\b", re.I)
 _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking", "sutta": "smoking",
           "sharab": "alcohol", "daaru": "alcohol", "baje": "", "gaadi": "car", "scooty": "scooter", "naukri": "job",
           "kutta": "dog", "billi": "cat", "anda": "eggs", "ande": "eggs", "anday": "eggs", "murga": "chicken",
@@ -40,6 +41,7 @@ _BOUNDARY = re.compile(r"[.!?;:,\n()]+|\s(?:aur|par|lekin|but|and|kyunki|toh|phi
 _V = r"(?:hai|hain|h|he|tha|thi|the)?"
 VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\b(?:le|khareed|kharid)\s+(?:li|liya|lie|liye|lee)\s*{_V}|\b(?:li|liya)\s+hai\b", "bought {o}"),
+    (r"(?<=\s)(?:liya|lia)\b(?!\s+(?:tha|thi|hai))", "bought {o}"),  # "maine Sony a6400 liya" (needs "maine")
     (r"\b(?:gayi|gaya|gaye|gai)\s+(?:thi|tha|the)\b", "went to {o}"),
     (rf"\bbech\s+(?:di|diya|dee|diye)\s*{_V}|\bbik\s+(?:gayi|gaya|gai)\b", "sold {o}"),
     (rf"\b(?:chhod|chod|chhor)\s+(?:di|diya|dee|diye|chuki|chuka)\s*{_V}|\bband\s+(?:kar\s+)?(?:di|diya|hai)\b", "quit {o}"),
@@ -74,6 +76,7 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (r"\b(?:bolta|bolti|bolte)\s+(?:hu|hoon|hun)\b", "speak {o}"),
     (r"\b(?:uthta|uthti|uthte)\s+(?:hu|hoon|hun)\b", "wake up at {o} every day"),
     (r"\bpasand\s+nahi\b|\bnafrat\s+hai\b", "dislike {o}"),
+    (r"\b(?:ka|ki|ke)\s+(?:keeda|keera)\s+(?:lag\s+(?:gaya|gayi|gai)|hai)\b", "got really into {o}"),
     (r"\b(?:ka|ki|ke)\s+(?:bahut\s+)?(?:shauk|shauq)\s+hai\b", "love {o}"),
     (r"\b(?:ho|ban)\s+(?:gayi|gaya|gai|gaye)\s+(?:hu|hoon|hun)\b", "am {o}"),
     (r"\bban\s+(?:gayi|gaya|gai)\b(?!\s+(?:tha|thi))", "became {o}"),  # "Lead Engineer ban gaya"
@@ -190,6 +193,8 @@ def gloss(text: str) -> str | None:
                 obj = _object(after)
             if not obj and english in _TOPIC_FIRST:  # "beer toh main har weekend peeta hu": the topic, then toh
                 obj = _object(previous)
+            if english == "bought {o}" and m.group().lower() in ("liya", "lia") and not re.search(r"\bmaine\b", before, re.I):
+                break  # a bare "liya" is "took" as often as "bought": only the speaker's own "maine ... liya"
             if english == "bought {o}" and re.search(r"\d\s?bhk|\b(?:flat|room|pg|ghar)\b", obj, re.I):
                 break  # a rented home ("Gachibowli me 1BHK le liya"): _HOME reads it
             if not obj and "{o}" in english and not english.startswith(("got ",)):
@@ -202,6 +207,7 @@ def gloss(text: str) -> str | None:
                     obj = f"{obj} at {at.group(1)}"
             negated = bool(re.search(r"\b(?:nahi|nahin|nai|mat)\b", before[-12:], re.I)) \
                 and not re.search(r"cannot|not|dislike", english)
+            obj = _NON_VEG.sub("nonveg", obj)  # one token for the parser
             sentence = ("I " + ("did not " if negated else "") + english.format(o=obj)).strip()
             sentence = re.sub(r"\s+(?:to|at)\s*$", "", sentence)  # "got married" with no one named
             out.append(sentence.rstrip(".") + ".")

@@ -86,7 +86,7 @@ GATE = re.compile(r"\b(?:contacts|lenses|glasses|specs|spectacles|tattoo|piercin
                   r"sabse|youngest|eldest|oldest|wapas|back|first|trip|bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|"
                   r"meet|milo|resolution|neend|resigned|cleared|passed|office|day|made|class|classes|sold|done|finished|addict|"
                   r"person|fan|lover|bp|ldl|cholesterol|sugar|kg|kgs|kilo|kilos|donor|blood|disc|physio\w*|ho|off|only|best|"
-                  r"fav\w*|bhk|\dbhk|"
+                  r"fav\w*|bhk|\dbhk|mera|meri|"
                   rf"{_CONDITION}|don't|dont|can't|cannot|cant|every|daily|roz|{_DAY})\b", re.I)
 _CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
 
@@ -157,6 +157,10 @@ _BEST = re.compile(r"^\W*([A-Z][\w']*(?:\s+[A-Z][\w']*){0,3})\s+is\s+(?:still\s+
 # "<Area>, 2BHK" / "2BHK, <Area>" as one fragment
 _AREA_HOME = re.compile(r"\b([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?),\s+(\d\s?BHK)\b")
 
+# a phone or gadget of one's own by its brand: "mera bhi Redmi Note 8 hai", "my Pixel 7 is dying"
+_BRANDS = r"iPhone|Redmi|Samsung|Galaxy|OnePlus|Pixel|Realme|Vivo|Oppo|Poco|Moto|Motorola|Nokia|Nothing\s+Phone|iPad|MacBook|Kindle"
+_MY_DEVICE = re.compile(rf"\b(?:mera|meri|my)\s+(?:bhi\s+|naya\s+|new\s+|old\s+|purana\s+)?((?:{_BRANDS})(?:\s+[\w\-]+){{0,3}}?)"
+                        r"\s+(?:hai|h|is|tha)\b")
 # the employer in a resignation the parse cannot read ("I resigned from K&R." from the Hinglish gloss)
 _RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*)?)")
 
@@ -287,6 +291,9 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
     if m := _BEST.search(sentence):
         kind = L.FAVOURITE_KINDS.get(m.group(2).lower(), m.group(2).lower())
         yield f"favourite_{kind}", m.group(1), 0.65, "the_best"
+    if m := _MY_DEVICE.search(sentence):
+        first = m.group(1).split()[0].lower()
+        yield ("phone" if first not in ("ipad", "macbook", "kindle") else "possession"), m.group(1), 0.6, "my_device"
     if m := _PASSED.search(sentence):
         yield "completed", m.group(1), 0.65, "passed"
     if m := _RESIGNED_FROM.search(sentence):

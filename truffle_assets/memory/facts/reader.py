@@ -526,6 +526,8 @@ def _possession(v: Token, o: Token, out: _Out, lemma: str) -> bool:
 
 def _diet(v: Token, o: Token, neg_or_stop: bool, out: _Out) -> None:
     words = {spans.lower(t) for t in o.subtree} | {o.lemma_.lower()}
+    if re.search(r"non-?veg", "".join(spans.lower(t) for t in o.subtree)):  # the tokenizer splits "non-veg"
+        words.add("non-veg")
     if not words & L.MEATS:
         return
     eggs_only = words <= {"egg", "eggs", "now", "again", "too"}

@@ -71,6 +71,12 @@ def got(text: str) -> set[tuple[str, str]]:
     ("Dangal is my favourite film, no debate", {("favourite_movie", "Dangal")}),
     ("Baner, 1BHK. rent is fine", {("lives_in", "Baner"), ("home_type", "1BHK")}),
     ("CFA Level 1 clear ho gaya!!", {("completed", "CFA Level 1")}),
+    # Hinglish: a topic before "toh", a hobby caught like a bug, a device of one's own, "maine ... liya"
+    ("whisky toh main sirf weekend pe peeta hu", {("habit", "drinks whisky")}),
+    ("baking ka keeda lag gaya hai, roz cake", {("hobby", "baking")}),
+    ("meri bhi Galaxy S21 hai, battery kharab", {("phone", "Galaxy S21")}),
+    ("maine naya Kindle liya sale mein", {("possession", "Kindle")}),
+    ("ab non veg khata hu, chicken mostly", {("diet", "non-vegetarian")}),
 ])
 def test_idioms(text, expected):
     assert expected <= got(text), got(text)
@@ -88,6 +94,7 @@ def test_idioms(text, expected):
     "our Senior Planning Engineer quit",  # a title in someone else's news, no cue
     "if I cross 90 kg I'll join a gym",
     "she is a dog person",
+    "usne naya iPhone liya",  # someone else bought it (no "maine")
 ])
 def test_idioms_that_are_not_claims(text):
     predicates = {p for p, _ in got(text)}
