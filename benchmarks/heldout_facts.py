@@ -210,7 +210,7 @@ _MONTHS = {m: i for i, ms in enumerate((
     ("dec", "december")), 1) for m in ms}
 # Spellings of one thing: phrase-level rewrites before tokenizing, then word aliases.
 _PHRASES = ((re.compile(r"\bnon[\s\-]*veg(?:etarian)?\b"), "nonvegetarian"), (re.compile(r"\bveg\b"), "vegetarian"),
-            (re.compile(r"\bb\.?\s?tech\b"), "btech"), (re.compile(r"['’]s\b"), ""), (re.compile(r"&"), " and "))
+            (re.compile(r"\bb\.?\s?tech\b"), "btech"), (re.compile(r"\bplay\s?station\s?(\d)\b"), r"ps\1"), (re.compile(r"['’]s\b"), ""), (re.compile(r"&"), " and "))
 _ALIASES = {"bengaluru": "bangalore", "blr": "bangalore", "bombay": "mumbai", "madras": "chennai",
             "gf": "girlfriend", "bf": "boyfriend", "fiance": "fiancee", "colour": "color", "favorite": "favourite",
             "bicycle": "cycle", "specs": "glasses", "spectacles": "glasses"}

@@ -27,6 +27,10 @@ _ABOUT = re.compile(r"\b(?:my|meri|mera|mere|your|teri|tera|his|her|uski|uska|ki
                     r"|^\s*(?:ki|ka|ke|ko|ne|se|is|was|has|said|says|told|and|aur|की|का|के|को|ने|से)(?:\s|$)")
 # an address sits at the edge of a clause: "papa, ..." / "... mummy!" / "haan didi"
 _EDGE = re.compile(r"(?:^|[.!?,:;\n]|\b(?:haan|han|ha|nahi|ok|okay|arre|hi|hello|thanks|thank you|sorry|yes|no|acha|accha))\s*$")
+# "di" also ends Hindi verb groups ("bhej di", "kar di", "bata di"): after a verb stem it is no address
+_VERB_STEMS = {"kar", "bhej", "de", "bol", "rakh", "daal", "dal", "le", "chhod", "chod", "likh", "bata", "sun", "dikha",
+               "kha", "pila", "bana", "laga", "hata", "utha", "jala", "bujha", "mila", "bula", "samjha", "sula", "maar",
+               "mar", "pi", "mata", "dhoondh", "dho", "saja", "ghuma", "chala", "band", "khol", "nikal", "daal", "paka"}
 MIN_MESSAGES = 2  # one passing word in a partition is not a habit of address
 CONFIDENCE = 0.35
 
@@ -40,6 +44,12 @@ def _addressed(text: str) -> set[str]:
         if rel is None:
             continue
         before, after = low[max(0, m.start() - 12):m.start()], low[m.end():m.end() + 8]
+        if m.group() == "di" and (prev := re.findall(r"[a-z]+", before)) and prev[-1] in _VERB_STEMS:
+            continue
+        named = re.search(r"([A-Za-z]+)\s+$", text[:m.start()])
+        if named and named.group(1)[0].isupper() and named.group(1).lower() not in KIN_ADDRESS \
+                and re.search(r"\w", text[:named.start()]):  # "Lakshmi didi": a title for someone else
+            continue
         if _ABOUT.search(before) or _ABOUT.search(after):
             continue
         at_edge = _EDGE.search(low[:m.start()]) or re.match(r"\s*(?:[.!?,:;]|$|:[a-z_]+:)", low[m.end():])

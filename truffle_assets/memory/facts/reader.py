@@ -32,6 +32,9 @@ from truffle_assets.memory.facts import phrases
 from truffle_assets.memory.facts.values import NOT_NAMES, ascii_fold
 
 
+_SHORTCODE = re.compile(r":?\b[a-z]+(?:_[a-z0-9]+)+\b:?")
+
+
 class _Out:
     def __init__(self) -> None:
         self.claims: list[dict] = []
@@ -42,6 +45,8 @@ class _Out:
             return
         value = (value or "").strip()
         if not ending and (not value or not re.search(r"\w", value)):
+            return
+        if _SHORTCODE.search(value):  # an emoji the normalized stream spells ":smiling_face_with_halo:" is no value
             return
         self.claims.append({"predicate": predicate, "value": value, "confidence": confidence,
                             "rule": f"parse:{rule}", "ending": ending, "qualifier": qualifier})
@@ -384,7 +389,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 out.add("language", o.text.capitalize(), 0.75, "speak")
         return
     if lemma == "play" and dobj is not None and not neg and v.tag_ in ("VBP", "VB", "VBZ", "VBG") and not _once(v):
-        out.add("hobby", "plays " + (spans.phrase(dobj) or dobj.text), 0.65, "play")
+        out.add("hobby", spans.phrase(dobj) or dobj.text, 0.65, "play")  # "Hobby: cricket"
         return
     if lemma in ("eat", "have") and dobj is not None:
         _diet(v, dobj, neg, out)

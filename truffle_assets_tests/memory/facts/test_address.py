@@ -37,3 +37,13 @@ def test_no_kin_claim_from_mentions_groups_or_one_passing_word():
     assert extract_claims(group).filter(pl.col("source") == "address").height == 0
     bro = chat([(USER, "bro, you coming?"), ("Dev", "ya"), (USER, "ok bro")])  # friends say bro too
     assert extract_claims(bro).filter(pl.col("source") == "address").height == 0
+
+
+def test_di_after_a_verb_and_a_kin_title_after_a_name_are_no_address():
+    from truffle_assets.memory.facts.address import _addressed
+
+    assert _addressed("haan di, kal aa rahi hu") == {"sister"}
+    assert _addressed("thanks di!") == {"sister"}
+    assert _addressed("photo bhej di.") == set()  # "sent it": a verb group
+    assert _addressed("jai mata di") == set()
+    assert _addressed("cook rakhi hai, Lakshmi didi.") == set()  # a title for the cook, not the listener
