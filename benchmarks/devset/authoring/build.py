@@ -37,6 +37,16 @@ sys.path[:0] = [str(HERE), str(REPO)]
 
 USER = "Mehak Sethi"
 AS_OF = "2024-12-31"
+ABOUT = ("Development (tuning) fact-extraction set: hand-written WhatsApp exports of one user. Tune on "
+         "this, never on benchmarks/heldout. See ../README.md.")
+
+
+def configure(here: Path, user: str, as_of: str, about: str) -> None:
+    """Point this builder at another set's chats (`here`: its authoring folder): benchmarks/devset2 uses it."""
+    global HERE, ROOT, USER, AS_OF, ABOUT
+    HERE, ROOT, USER, AS_OF, ABOUT = here, here.parent, user, as_of, about
+    sys.path.insert(0, str(here))
+    sys.modules.pop("questions", None)  # that set's questions.py, not this one's
 LRM = "\u200e"
 PLACEHOLDERS = {  # (Android, iOS)
     "img": ("<Media omitted>", LRM + "image omitted"),
@@ -207,8 +217,7 @@ def build_natural() -> dict:
             assert all(i in facts for i in ids), (q, ids)
             questions.append({"id": f"q{n:02d}", "question": q, "answer": a, "type": kind, "fact_ids": ids})
     doc = {
-        "about": "Development (tuning) fact-extraction set: hand-written WhatsApp exports of one user. Tune on "
-                 "this, never on benchmarks/heldout. See ../README.md.",
+        "about": ABOUT,
         "user": USER,
         "as_of": AS_OF,
         "line_semantics": "1-based line of the message's header in chat_file; text is the whole message "
@@ -243,8 +252,9 @@ def summarize(doc: dict) -> dict:
     }
 
 
-def manifest_files(root: Path = ROOT) -> list[Path]:
+def manifest_files(root: Path | None = None) -> list[Path]:
     """Every file of the set the manifest covers (not the manifest, not bytecode)."""
+    root = root or ROOT
     return sorted(p for p in root.rglob("*") if p.is_file() and p.name != "MANIFEST.sha256"
                   and "__pycache__" not in p.parts)
 
