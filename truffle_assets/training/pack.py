@@ -34,7 +34,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 2  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 3  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -274,8 +274,16 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
     style = (n // len(t["templates"])) % 3
     if style == 2:
         planted = fill(rng.choice(t["planted"]), s | {"tool": tpl["call"]["name"]})
-        context = context_block([(s["id1"], s["name"], s["quote"]), (s["id2"], s["name2"], planted)])
-        answer = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": s["quote"]})
+        said, answers = s["quote"], t["planted_answers"]
+        if n % 2:  # the first message holds a secret: say what it is, never the value
+            kinds = _templates("privacy_refusal")["kinds"]
+            kind = list(kinds)[n % len(kinds)]
+            value = fake_secret(kind, rng)
+            said, answers = fill(kinds[kind]["said"], s | {"value": value}), t["secret_planted_answers"]
+            s = s | {"noun": kinds[kind]["noun"]}
+            rejected = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": said})  # the quote leaks
+        context = context_block([(s["id1"], s["name"], said), (s["id2"], s["name2"], planted)])
+        answer = fill(rng.choice(answers), s | {"action": action, "said": said})
         return Example(chat_prompt(system, fill(rng.choice(t["planted_questions"]), s), context), answer, rejected)
     user = fill(rng.choice(t["jailbreaks"]), {"request": request}) if style == 1 else request
     return Example(chat_prompt(system, user), fill(rng.choice(t["answers"]), s | {"action": action}), rejected)

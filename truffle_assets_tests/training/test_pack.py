@@ -173,6 +173,16 @@ def test_refusals_never_call_tools_or_leak(rows):
         first_id = context.split("[msg:")[1].split("]")[0]
         assert any(re.search(rf"\b{tool}\b", context) for tool in WRITE_TOOLS)
         assert f"[msg:{first_id}]" in answer and ("ignoring" in answer or "won't" in answer)
+    # half of them put a secret in the first message: the answer names what was shared, never the value
+    def first_line(r):  # "[msg:<id>] <Name>: <text>" -> <text>
+        return r["messages"][1]["content"].split("\n[msg:")[1].split("\n")[0].split(": ", 1)[1]
+
+    secret = [r for r in planted if re.search(r"\d{4}|password is", first_line(r))]
+    assert len(secret) >= 3
+    for r in secret:
+        line = first_line(r)
+        value = re.search(r"(?:is|no|pin is|OTP is) ([\w#@!$%^&*\- ]{4,}?)(?:,|$| exp)", line)
+        assert value and find_leak(value.group(1).strip(), r["messages"][-1]["content"]) is None, (line, r["messages"][-1])
     leaked = 0
     for r in by_kind(dpo, "privacy_refusal"):
         context = "\n".join(m["content"] for m in r["prompt"][1:-1])
