@@ -23,7 +23,6 @@ _HEDGED = re.compile(r"\b(?:if|maybe|might|would|will|'ll|thinking|plan(?:ning)?
 # the sentence is about the listener or a third person ("your vitamin D is low", "uska rent 30k")
 _OTHERS = re.compile(r"\b(?:you|your|you're|he|she|his|her|they|their|tera|teri|tere|tumhara|tumhari|aapka|aapki|"
                      r"uska|uski|unka|unki)\b", re.I)
-_NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ek": 1, "do": 2, "teen": 3, "char": 4, "paanch": 5}
 
 _CHRONIC = sorted((c for c in L.CONDITIONS if c not in L.ACUTE and len(c) > 3), key=len, reverse=True)
 _CONDITION = "|".join(map(re.escape, _CHRONIC))
