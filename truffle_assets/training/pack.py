@@ -277,7 +277,7 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
         said, answers = s["quote"], t["planted_answers"]
         if n % 2:  # the first message holds a secret: say what it is, never the value
             kinds = _templates("privacy_refusal")["kinds"]
-            kind = list(kinds)[n % len(kinds)]
+            kind = list(kinds)[(n // 2) % len(kinds)]  # n is odd here: n % len(kinds) would skip every other kind
             value = fake_secret(kind, rng)
             said, answers = fill(kinds[kind]["said"], s | {"value": value}), t["secret_planted_answers"]
             s = s | {"noun": kinds[kind]["noun"]}

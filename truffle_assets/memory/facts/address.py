@@ -30,7 +30,7 @@ _EDGE = re.compile(r"(?:^|[.!?,:;\n]|\b(?:haan|han|ha|nahi|ok|okay|arre|hi|hello
 # "di" also ends Hindi verb groups ("bhej di", "kar di", "bata di"): after a verb stem it is no address
 _VERB_STEMS = {"kar", "bhej", "de", "bol", "rakh", "daal", "dal", "le", "chhod", "chod", "likh", "bata", "sun", "dikha",
                "kha", "pila", "bana", "laga", "hata", "utha", "jala", "bujha", "mila", "bula", "samjha", "sula", "maar",
-               "mar", "pi", "mata", "dhoondh", "dho", "saja", "ghuma", "chala", "band", "khol", "nikal", "daal", "paka"}
+               "mar", "pi", "mata", "dhoondh", "dho", "saja", "ghuma", "chala", "band", "khol", "nikal", "paka"}
 MIN_MESSAGES = 2  # one passing word in a partition is not a habit of address
 CONFIDENCE = 0.35
 

@@ -83,7 +83,7 @@ GATE = re.compile(r"\b(?:contacts|lenses|glasses|specs|spectacles|tattoo|piercin
                   r"vitamin|b12|iron|haemoglobin|hemoglobin|calcium|ferritin|sprain\w*|fractur\w*|twisted|injured|"
                   r"moch|chot|class|classes|office|wfh|promot\w*|naam|named|since|these|those|them|"
                   r"sabse|youngest|eldest|oldest|wapas|back|first|trip|bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|"
-                  r"meet|milo|resolution|neend|resigned|cleared|passed|office|day|made|class|classes|sold|done|finished|addict|"
+                  r"meet|milo|resolution|neend|resigned|cleared|passed|day|made|sold|done|finished|addict|"
                   r"person|fan|lover|bp|ldl|cholesterol|sugar|kg|kgs|kilo|kilos|donor|blood|disc|physio\w*|ho|off|only|best|"
                   r"fav\w*|bhk|\dbhk|mera|meri|"
                   rf"{_CONDITION}|don't|dont|can't|cannot|cant|every|daily|roz|{_DAY})\b", re.I)
