@@ -168,18 +168,21 @@ def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=No
         return []
     glossed = gloss(text)  # Hinglish clauses, rendered as English for the same reader
     if not worth_parsing(text, glossed):
-        return []
+        return _claims(text, subject, said, None, None)
     return _claims(text, subject, said, doc if doc is not None else english()(_for_parse(text)),
                    gloss_doc if gloss_doc is not None or not glossed else english()(glossed))
 
 
 def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
-    """`claims_from_text` once the message and its gloss (None when it has none) are parsed."""
+    """`claims_from_text` once the message and its gloss (None when it has none) are parsed; with no
+    `doc` (a message not worth parsing) only its idioms are read."""
     out: list[dict] = []
-    parsed = _parsed_claims(doc, said)
+    parsed = _claim_dicts((reader.read(doc, said) if doc is not None else []) + reader.read_idioms(_for_parse(text)))
     if gloss_doc is not None:
-        parsed += _parsed_claims(gloss_doc, said)
+        parsed += _claim_dicts(reader.read(gloss_doc, said) + reader.read_idioms(gloss_doc.text))
     out.extend(parsed)
+    if doc is None:  # every pattern rule's gate is a reason to parse: none of them can match
+        return _dedupe(out)
     # the pattern table fills only what the parse did not read from this message, and never reads
     # quotations, questions or someone else's reported words
     families = {_family(c["predicate"]) for c in parsed}
@@ -224,7 +227,7 @@ def worth_parsing(text: str, glossed: str | None) -> bool:
     if not text:
         return False
     return bool(_SPEAKER.search(text)) or glossed is not None or any(g.search(text) for g in GATES.values()) \
-        or bool(phrases.GATE.search(text))
+        or bool(reader.GATE.search(text))
 
 
 def _for_parse(text: str) -> str:
@@ -232,9 +235,10 @@ def _for_parse(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _parsed_claims(doc, said: date) -> list[dict]:
+def _claim_dicts(claims: list[dict]) -> list[dict]:
+    """The readers' claims (`reader.read`, `reader.read_idioms`) as claim rows."""
     out = []
-    for c in reader.read(doc, said):
+    for c in claims:
         predicate = ("end:" if c["ending"] else "") + c["predicate"]
         out.append({"predicate": predicate, "value": c["value"],
                     "category": predicate_info(c["predicate"]).category,
@@ -301,6 +305,10 @@ def _claim_row(r: dict, predicate: str, value: str, category: str, fact_text: st
             "confidence": float(confidence), "message_id": r["id"], "ts": r["ts"], "source": source}
 
 
+def _said(r: dict) -> date:
+    return r["day"] if isinstance(r["day"], date) else r["ts"].date()
+
+
 def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
     """`fact_claims` rows (source 'rules') from the user's messages.
 
@@ -316,16 +324,21 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
                        & pl.col("author").is_not_null())
     records, glosses = [], []
     for r in mine.select("id", "chat_id", "day", "ts", "author", "normalized_text").iter_rows(named=True):
+        if not r["normalized_text"].strip():
+            continue
         g = gloss(r["normalized_text"])  # once per message: it also decides whether to parse
-        if r["normalized_text"].strip() and worth_parsing(r["normalized_text"], g):
+        if worth_parsing(r["normalized_text"], g):
             records.append(r)
             glosses.append(g)
+            continue
+        for c in _claims(r["normalized_text"], r["author"], _said(r), None, None):  # idioms only
+            rows.append(_claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"], c["confidence"],
+                                   "rules"))
     nlp = english()
     docs = nlp.pipe((_for_parse(r["normalized_text"]) for r in records), batch_size=256)
     gloss_docs = iter(nlp.pipe((g for g in glosses if g), batch_size=256))
     for r, doc, g in zip(records, docs, glosses):
-        said = r["day"] if isinstance(r["day"], date) else r["ts"].date()
-        for c in _claims(r["normalized_text"], r["author"], said, doc, next(gloss_docs) if g else None):
+        for c in _claims(r["normalized_text"], r["author"], _said(r), doc, next(gloss_docs) if g else None):
             rows.append(_claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"], c["confidence"],
                                    "rules"))
     for a in address_claims(msgs):

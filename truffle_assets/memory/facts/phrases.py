@@ -78,16 +78,14 @@ _PET_NAMED = re.compile(r"\bnaam\s+([A-Z][\w\-]+)\s+rakh|\bnamed\s+(?:her|him|it
 _TITLE = re.compile(r"\b(?:aaj\s+se|now|as|to|from\s+today)\s+(?:a\s+|an\s+)?((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
 
 
-# words every pattern here needs: a message with none of them is not worth parsing for these
-GATE = re.compile(r"\b(?:contacts|lenses|glasses|specs|spectacles|tattoo|piercing|haircut|cut|rent|akeli|akela|akele|"
-                  r"vitamin|b12|iron|haemoglobin|hemoglobin|calcium|ferritin|sprain\w*|fractur\w*|twisted|injured|"
-                  r"moch|chot|class|classes|office|wfh|promot\w*|naam|named|since|these|those|them|"
-                  r"sabse|youngest|eldest|oldest|wapas|back|first|trip|bua|mausi|maasi|masi|chachi|chacha|chachu|mama|mami|"
-                  r"meet|milo|resolution|neend|resigned|cleared|passed|day|made|sold|done|finished|addict|"
-                  r"person|fan|lover|bp|ldl|cholesterol|sugar|kg|kgs|kilo|kilos|donor|blood|disc|physio\w*|ho|off|only|best|"
-                  r"fav\w*|bhk|\dbhk|mera|meri|"
-                  rf"{_CONDITION}|don't|dont|can't|cannot|cant|every|daily|roz|{_DAY})\b", re.I)
 _CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
+_LAUGH = re.compile(r"(?<![\w:])(?:" + "|".join(map(re.escape, sorted(L.LAUGHS, key=len, reverse=True)))
+                    + r")(?![\w:])|\b(?:ha){2,}|\blo+l\b", re.I)
+
+
+def laughs(text: str) -> bool:
+    """A laugh or "jk" in the message: its idioms may be jokes ("I'm a total chai addict lol")."""
+    return bool(_LAUGH.search(text))
 
 
 # birth order: "main ghar mein sabse chhoti hu", "I'm the eldest"

@@ -78,8 +78,16 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
                 continue
             _clause(v, guards.negated(v), out, laughs)
     _pet_names(doc, out)
-    if not laughs:  # idioms the parse splits badly, read sentence by sentence on the words
-        for predicate, value, confidence, rule in phrases.read_message(doc.text, quoted):
+    return out.claims
+
+
+def read_idioms(text: str) -> list[dict]:
+    """Claims made through idioms the parse splits badly (`phrases`), read on the words alone, so a
+    message needs no parse for them (every user message is read: ~0.07 ms each, against ~8 ms to
+    parse); in the shape `read` gives."""
+    out = _Out()
+    if not phrases.laughs(text):
+        for predicate, value, confidence, rule in phrases.read_message(text, guards.quoted_ranges(text)):
             out.add(predicate.removeprefix("end:"), value, confidence, rule, ending=predicate.startswith("end:"))
     return out.claims
 
@@ -92,6 +100,9 @@ _WORK_MODE = re.compile(r"\b(?:I(?:'m|\s+am)|we(?:'re|\s+are)|I)\s+(?:now\s+|mos
                         re.I)
 _HOME_NOW = re.compile(r"\b([A-Z][\w\-]+(?:\s[A-Z][\w\-]+)?)\s+(?:is|feels\s+like)\s+(?:my\s+)?home\s+now\b")
 _HANDED = re.compile(r"\bI(?:'m|\s+am)\s+(?:\w+\s+)?(left|right)[- ]?handed\b", re.I)
+# what the expressions above need when the message has no first person ("LASIK done!", "Pune is home
+# now"); the others read "I"/"my", which already sends a message to the parser
+GATE = re.compile(r"\b(?:lasik|laser\s+eye|home\s+now)\b", re.I)
 
 
 def _set_phrases(sent: Span, out: _Out) -> None:

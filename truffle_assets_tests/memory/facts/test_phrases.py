@@ -6,7 +6,8 @@ from datetime import date
 
 import pytest
 
-from truffle_assets.memory.facts.extraction import claims_from_text
+from truffle_assets.memory.facts.extraction import claims_from_text, worth_parsing
+from truffle_assets.memory.gloss import gloss
 
 SAID = date(2024, 5, 11)
 USER = "Tara Menon"
@@ -107,3 +108,21 @@ def test_idioms_that_are_not_claims(text):
 ])
 def test_a_weekday_before_a_verb_is_no_hobby(text):
     assert not {v for p, v in got(text) if p == "hobby"}, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("rent 25k, Koramangala", ("rent", "₹25,000 a month")),
+    ("pottery class every Saturday", ("hobby", "pottery")),
+    ("three days a week in office now", ("work_mode", "hybrid")),
+])
+def test_idioms_need_no_parse(text, expected):
+    # no first person, no Hinglish verb group: the parser skips the message, the idioms still read it
+    assert not worth_parsing(text, gloss(text))
+    assert expected in got(text), got(text)
+    assert not got(text + " lol")  # a laugh makes it a joke
+
+
+def test_a_parse_rule_keyword_sends_a_message_to_the_parser():
+    # the parse reader's LASIK and "home now" expressions need no "I", so their words open the gate
+    assert worth_parsing("LASIK done finally, no more specs", None)
+    assert ("lives_in", "Pune") in got("Pune is home now")
