@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import guards, phrases, reader
+from truffle_assets.memory.facts import guards, reader
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
