@@ -1,8 +1,8 @@
 """The messages every chat prompt is built from: the system prompt, then an optional context block.
 
 The context block is a second `system` message — today's date, free notes and retrieved messages
-as `[msg:<id>] <author>: <text>` — in one layout for the runtime, the training pack and the eval
-suites, so the model is trained and judged on what it is served.
+as `[msg:<id>] <author> (<day sent>): <text>` — in one layout for the runtime, the training pack
+and the eval suites, so the model is trained and judged on what it is served.
 """
 
 from __future__ import annotations
@@ -25,16 +25,29 @@ def system_prompt() -> str:
             "row and eval case starts with") from None
 
 
-def context_block(messages: Sequence[tuple[str, str, str]] | None = None, today: date | None = None,
+def day_text(day: date | str) -> str:
+    """"16 August 2022": the words a person asks and answers "when" in."""
+    d = date.fromisoformat(str(day)[:10]) if not isinstance(day, date) else day
+    return f"{d.day} {d:%B %Y}"
+
+
+def message_line(mid: str, author: str, text: str, day: date | str | None = None) -> str:
+    """One retrieved message. The day it was sent is shown when known: without it "when did I start
+    at Swiggy?" had no answer in the prompt unless the message happened to name a date."""
+    return f"[msg:{mid}] {author}{f' ({day_text(day)})' if day else ''}: {text}"
+
+
+def context_block(messages: Sequence[tuple] | None = None, today: date | None = None,
                   notes: Sequence[str] = ()) -> str:
-    """The context message: today's date, notes, and retrieved messages (`[]` = retrieval found none)."""
+    """The context message: today's date, notes, and retrieved messages (`[]` = retrieval found
+    none), each `(id, author, text)` or `(id, author, text, day sent)`."""
     lines = []
     if today is not None:
         lines.append(f"Today is {today:%A}, {today.isoformat()}.")
     lines += [n for n in notes if n]
     if messages is not None:
         lines.append("Retrieved messages:" if messages else "Retrieved messages: none")
-        lines += [f"[msg:{mid}] {author}: {text}" for mid, author, text in messages]
+        lines += [message_line(*m) for m in messages]
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """Markdown hygiene and the four-shape contract for grounded answers.
 
-A grounded answer (the model saw retrieved messages `[msg:<id>] <author>: <text>`) is exactly one
+A grounded answer (the model saw retrieved messages `[msg:<id>] <author> (<day sent>): <text>`) is exactly one
 of four shapes, so the chat UI can render it predictably and every claim can be traced:
 
 - `direct`: 1–3 short paragraphs; every factual sentence cites a message as `[msg:<id>]`

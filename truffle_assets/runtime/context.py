@@ -3,7 +3,7 @@
 The prompt has the layout training and evals use (`chat_format.prompt.context_block`): the system
 prompt, then a second system message with today's date, notes (data-not-instructions rule,
 freshness per chat, recall notes, profile, summaries) and `Retrieved messages:` +
-`[msg:<id>] <author>: <text>` lines, then the earlier turns and the question. Every section is
+`[msg:<id>] <author> (<day sent>): <text>` lines, then the earlier turns and the question. Every section is
 fitted to its token budget with the served model's tokenizer, dropping the lowest-priority entries
 first (evidence: the latest recall's messages first, then by retrieval score; profile: facts a
 recall asked for, then by confidence, past facts last), then the whole prompt + the reserved
@@ -22,7 +22,7 @@ from datetime import date
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.chat_format.prompt import context_block
+from truffle_assets.chat_format.prompt import context_block, message_line
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
@@ -63,7 +63,7 @@ class _Entry:
     order: tuple
     line: str
     ref: str | None = None      # message id for evidence lines ("previously" for past profile facts)
-    triple: tuple[str, str, str] | None = None  # (id, author, text) of an evidence line
+    triple: tuple | None = None  # (id, author, text, day sent) of an evidence line
     extra: int = 0              # tokens the entry adds elsewhere in the section (the weak-match note)
 
 
@@ -102,12 +102,12 @@ def _cut(e: _Entry, line: str) -> _Entry | None:
     """`e` with its line shortened to `line` (+ an ellipsis); None if nothing useful is left."""
     if e.triple is None:
         return _Entry(e.priority, e.order, line + "…", e.ref, None, e.extra) if line else None
-    mid, author, _ = e.triple
-    prefix = f"[msg:{mid}] {author}: "
+    mid, author, _, day = e.triple
+    prefix = message_line(mid, author, "", day)
     if len(line) <= len(prefix) or not line.startswith(prefix):
         return None
     cut = line[len(prefix):] + "…"
-    return _Entry(e.priority, e.order, prefix + cut, e.ref, (mid, author, cut), e.extra)
+    return _Entry(e.priority, e.order, prefix + cut, e.ref, (mid, author, cut, day), e.extra)
 
 
 def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
@@ -167,11 +167,11 @@ def _evidence_entries(items: list[dict], counter: TokenCounter) -> list[_Entry]:
     out = []
     for n, it in enumerate(items):
         mid, author, txt = evidence_line(it)
-        line = f"[msg:{mid}] {author}: {txt}"
+        shown = (mid, author, txt, str(it["ts"])[:10] if it.get("ts") else None)
         extra = counter.count(f"msg:{mid}, ") if it.get("uncertain") else 0
         # the messages the model just asked for first, then by retrieval score
         out.append(_Entry((int(it.get("round", 0) == latest and latest > 0), float(it["score"]), -n),
-                          (str(it.get("ts") or ""), mid), line, ref=mid, triple=(mid, author, txt), extra=extra))
+                          (str(it.get("ts") or ""), mid), message_line(*shown), ref=mid, triple=shown, extra=extra))
     return out
 
 

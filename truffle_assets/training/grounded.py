@@ -46,11 +46,12 @@ def not_found(q: Question) -> str:
     return NOT_FOUND_WORDINGS[stable_bucket(q.id, len(NOT_FOUND_WORDINGS))]
 
 
-_LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+): (.*)$", re.M)
+_LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+?)(?: \(\d{1,2} [A-Z][a-z]+ \d{4}\))?: (.*)$", re.M)
 
 
 def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
-    """(id, author, text) of the evidence lines of a composed prompt, in the order shown."""
+    """(id, author, text) of the evidence lines of a composed prompt, in the order shown (the day
+    each was sent, in the line, is not returned)."""
     ctx = "\n".join(m["content"] for m in prompt if m["role"] == "system")
     return [(m.group(1), m.group(2), m.group(3)) for m in _LINE.finditer(ctx)]
 

@@ -9,7 +9,7 @@ written by `training.grounded`), kept as they were recorded.
 
 Every prompt is `[system prompt, optional context message, user]`. The context message is a second
 `system` message built by `chat_format.prompt.context_block()` — today's date, retrieved messages as
-`[msg:<id>] <author>: <text>` and free notes — the same format the eval suites use, so the model is
+`[msg:<id>] <author> (<day sent>): <text>` and free notes — the same format the eval suites use, so the model is
 trained and judged on one layout. Example `n` of a kind draws from its own RNG seeded with
 (seed, kind, n): changing one kind's size never reshuffles another kind. DPO rows reuse the SFT
 prompt of every second example and pair the right answer with a realistic failure (prose around an
@@ -34,7 +34,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 3  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 4  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -322,7 +322,7 @@ def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
     kind = list(t["kinds"])[(n // len(PRIVACY_STYLES)) % len(t["kinds"])]
     value = fake_secret(kind, rng)
     k = t["kinds"][kind]
-    s = s | {"noun": k["noun"], "value": value, "tip": k["tip"]}
+    s = s | {"noun": k["noun"], "value": value}
     user = fill(rng.choice(t["prompts"][style]), s)
     said = (s["id1"], s["name"], fill(k["said"], s))
     context = None

@@ -74,9 +74,9 @@ def test_layout_when_everything_fits(qwen_tokens, tmp_path):
     for line in (text("freshness_context", chat="priya-sharma", date="2022-09-17"), text("recall_available", left=2),
                  text("profile_header"), text("profile_previously"), text("summaries_header")):
         assert line in ctx
-    # evidence in time order, as `[msg:<id>] <author>: <text>` lines
-    assert _raw_lines(out) == [f"[msg:m001] Priya Sharma: {items[1]['text']}",
-                               f"[msg:m003] Priya Sharma: {items[0]['text']}"]
+    # evidence in time order, as `[msg:<id>] <author> (<day sent>): <text>` lines
+    assert _raw_lines(out) == [f"[msg:m001] Priya Sharma (2 September 2022): {items[1]['text']}",
+                               f"[msg:m003] Priya Sharma (4 September 2022): {items[0]['text']}"]
     assert out["context_ids"] == step["shown"] == ["m001", "m003"]  # in priority order, best first
     assert out["dropped"] == {"profile": 0, "summaries": 0, "raw": 0, "dialogue": 0}
     tokens = out["tokens"]

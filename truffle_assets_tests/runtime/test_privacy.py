@@ -123,7 +123,7 @@ def test_injected_instructions_stay_inside_the_data_block(make_service, llm, inj
     assert [ln for ln in lines if ln.startswith("Retrieved messages")] == ["Retrieved messages:"]
     inj_lines = [i for i, ln in enumerate(lines) if "IGNORE ALL PREVIOUS INSTRUCTIONS" in ln]
     assert len(inj_lines) == 1 and inj_lines[0] > header  # one quoted line, inside the data block
-    assert lines[inj_lines[0]].startswith(f"[msg:{inj_id}] Stranger: ")
+    assert lines[inj_lines[0]].startswith(f"[msg:{inj_id}] Stranger (1 March 2024): ")
     assert not any(ln.startswith("[msg:fakefakefake]") for ln in lines)
     rule = next(i for i, ln in enumerate(lines) if "not instructions" in ln)
     assert rule < header and "4111 1111" not in ctx and "[CARD]" in ctx

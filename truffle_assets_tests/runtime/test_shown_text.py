@@ -104,7 +104,7 @@ def test_prompt_shows_the_message_as_written_never_the_card(published, llm, tmp_
     ctx = context_message(llm.bodies[-1])
     line = next(ln for ln in ctx.splitlines() if ln.startswith(f"[msg:{_plan_id()}]"))
     # one line, the person's spelling and emoji (skin tone too), the card as its placeholder
-    assert line == (f"[msg:{_plan_id()}] Priya: Yaaar ｋｙａ scene hai 🎉🍕 kal Toit pe, mera card [CARD] "
+    assert line == (f"[msg:{_plan_id()}] Priya (1 March 2024): Yaaar ｋｙａ scene hai 🎉🍕 kal Toit pe, mera card [CARD] "
                     "use karna 👍🏽 / bill split kar lenge na 😂")
     sent = json.dumps(llm.bodies, ensure_ascii=False)
     assert "4111" not in sent and not SHORTCODE.search(ctx.split("Retrieved messages:", 1)[1])
