@@ -403,13 +403,17 @@ def as_cases(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def runtime_fingerprint() -> str:
-    """A hash of the code a QA answer passes through (the chat runtime and this scorer): a cached
-    report of another model is comparable only when it was asked through the same code."""
+    """A hash of the code and texts a QA answer passes through (the chat runtime, retrieval, the prompt
+    layout and its texts, and this scorer): a cached report of another model is comparable only when
+    it was asked through the same code."""
     import hashlib
+
+    from truffle_assets.paths import PROMPTS_DIR
 
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
-    for p in sorted((root / "runtime").glob("*.py")) + [Path(__file__)]:
+    files = [p for d in ("runtime", "retrieval", "chat_format") for p in sorted((root / d).glob("*.py"))]
+    for p in files + sorted(PROMPTS_DIR.glob("*.md")) + [Path(__file__)]:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:12]
 
