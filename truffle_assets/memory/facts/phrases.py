@@ -75,7 +75,6 @@ _HOME_DAYS = re.compile(r"\b(?:mon|tue|wed|thu|fri)\w*\b[^.!?]*\bfrom\s+home\b",
 # a named pet: Hinglish "adopt ki ... naam Mishti rakha", English "named her Mishti"
 _PET_NAMED = re.compile(r"\bnaam\s+([A-Z][\w\-]+)\s+rakh|\bnamed\s+(?:her|him|it|them)\s+([A-Z][\w\-]+)\b")
 # a promotion with its new title: "promotion ho gaya!!! aaj se Senior Associate", "promoted, now Staff Engineer"
-_TITLE = re.compile(r"\b(?:aaj\s+se|now|as|to|from\s+today)\s+(?:a\s+|an\s+)?((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
 
 
 _CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
@@ -118,7 +117,10 @@ _THE_OFFICE = re.compile(r"\bthe\s+([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?)\s+office\s
 # a new title, cued by a promotion, a first day or being made something
 _TITLE_CUE = re.compile(r"\bpromot(?:ion|ed)\b|\bfirst\s+day\b|\bmade\s+me\b|\bjoined\s+as\b|\bnew\s+(?:role|designation)\b",
                         re.I)
-_CAPITALIZED = re.compile(r"\b((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
+# capitalized words, after "as" / "to" / "now" / "aaj se" when they follow one
+_TITLE = re.compile(r"(?:\b(?:aaj\s+se|now|as|to|from\s+today)\s+(?:a\s+|an\s+)?)?\b((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
+_TITLE_WORDS = L.ROLE_NOUNS | {"counsel", "partner", "principal"}
+_OWNED = re.compile(r"\b(?:my|our|his|her|their|your)\s+(?:new\s+)?$", re.I)
 # learning a language in class: "Telugu class update", "German classes twice a week"
 _LANGUAGE_CLASS = re.compile(r"\b(" + "|".join(sorted(L.LANGUAGES, key=len, reverse=True)) + r")\s+(?:class|classes|lessons|course|tuition)\b",
                              re.I)
@@ -190,15 +192,29 @@ def read_phrases(sentence: str, message: str) -> Iterator[Claim]:
         if m := _AREA_HOME.search(sentence):
             yield "lives_in", m.group(1), 0.6, "area_home"
             yield "home_type", m.group(2), 0.6, "area_home"
-        if _TITLE_CUE.search(message) and not re.search(r"\bpromot", message, re.I):
-            for m in _CAPITALIZED.finditer(sentence):
-                words = m.group(1).split()
-                if len(words) > 1 and words[-1].lower() in L.ROLE_NOUNS | {"counsel"}:
-                    yield "job", m.group(1), 0.65, "title_cue"
-                    break
+        yield from _title(sentence, message)
     for clause in _CLAUSE.split(sentence):
         if clause.strip() and not _hedged(clause):
             yield from _clause(clause, message)
+
+
+def _title(sentence: str, message: str) -> Iterator[Claim]:
+    """A job title the message cues (a promotion, a first day, "made me", "joined as", a new role):
+    capitalized words ending in a role noun, one word only right after "as" / "to" / "now" / "aaj se"
+    ("promoted to Manager"), never in a clause about someone else ("she made Partner") unless they
+    made the speaker it ("they made me Team Lead"), nor after "my" / "our" (a person: "met my Team Lead")."""
+    if not _TITLE_CUE.search(message):
+        return
+    promoted = bool(re.search(r"\bpromot", message, re.I))
+    for m in _TITLE.finditer(sentence):
+        words = m.group(1).split()
+        led = m.group(0) != m.group(1)
+        clause = next((c for c in _CLAUSE.split(sentence) if m.group(1) in c), sentence)
+        about_others = _OTHERS.search(clause) and not re.search(r"\bmade\s+me\b", clause, re.I)
+        a_person = _OWNED.search(sentence[:m.start(1)])  # "met my Team Lead": someone who holds it
+        if words[-1].lower() in _TITLE_WORDS and (led or len(words) > 1) and not about_others and not a_person:
+            yield "job", m.group(1), 0.7 if promoted else 0.65, "promotion_title" if promoted else "title_cue"
+            return
 
 
 def _clause(sentence: str, message: str) -> Iterator[Claim]:
@@ -220,12 +236,6 @@ def _clause(sentence: str, message: str) -> Iterator[Claim]:
         value = m.group(1).lower()
         if value.split()[-1] not in _NOT_A_TASTE:
             yield "likes", value, 0.65, "cant_without"
-    if re.search(r"\bpromot(?:ion|ed)\b", message, re.I) and not others:
-        for m in _TITLE.finditer(sentence):
-            words = m.group(1).split()
-            if words and words[-1].lower() in L.ROLE_NOUNS | {"counsel", "partner", "principal"}:
-                yield "job", m.group(1), 0.7, "promotion_title"
-                break
     if not others:
         yield from _life(sentence, message)
 

@@ -126,3 +126,21 @@ def test_a_parse_rule_keyword_sends_a_message_to_the_parser():
     # the parse reader's LASIK and "home now" expressions need no "I", so their words open the gate
     assert worth_parsing("LASIK done finally, no more specs", None)
     assert ("lives_in", "Pune") in got("Pune is home now")
+
+
+@pytest.mark.parametrize("text, title", [
+    ("promoted to Manager finally!!", "Manager"),  # one word, right after "to"
+    ("first day as Analyst, the onboarding is endless", "Analyst"),
+    ("they made me Team Lead. no raise though", "Team Lead"),  # someone else made the speaker it
+    ("Promotion letter came. Senior Associate from April", "Senior Associate"),
+    ("she got promoted to Senior Manager, so happy for her", None),
+    ("his first day as Team Lead went badly", None),
+    ("first day at the new place, met my Team Lead", None),  # no "as": two words alone need a cue on the title
+])
+def test_a_title_needs_a_cue_and_the_speaker(text, title):
+    jobs = {v for p, v in got(text) if p == "job"}
+    assert jobs == ({title} if title else set()), got(text)
+
+
+def test_the_new_title_is_the_speakers():
+    assert ("job", "Team Lead") in got("first day as the new Team Lead, nervous")
