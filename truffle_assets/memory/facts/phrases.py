@@ -74,9 +74,6 @@ _OFFICE_DAILY = re.compile(r"\b(?:in|to)\s+(?:the\s+)?office\s+every\s+(?:single
 _HOME_DAYS = re.compile(r"\b(?:mon|tue|wed|thu|fri)\w*\b[^.!?]*\bfrom\s+home\b", re.I)
 # a named pet: Hinglish "adopt ki ... naam Mishti rakha", English "named her Mishti"
 _PET_NAMED = re.compile(r"\bnaam\s+([A-Z][\w\-]+)\s+rakh|\bnamed\s+(?:her|him|it|them)\s+([A-Z][\w\-]+)\b")
-# a promotion with its new title: "promotion ho gaya!!! aaj se Senior Associate", "promoted, now Staff Engineer"
-
-
 _CLAUSE = re.compile(r"[,;]|\s(?:but|par|lekin|aur)\s", re.I)
 _LAUGH = re.compile(r"(?<![\w:])(?:" + "|".join(map(re.escape, sorted(L.LAUGHS, key=len, reverse=True)))
                     + r")(?![\w:])|\b(?:ha){2,}|\blo+l\b", re.I)
@@ -117,7 +114,8 @@ _THE_OFFICE = re.compile(r"\bthe\s+([A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)?)\s+office\s
 # a new title, cued by a promotion, a first day or being made something
 _TITLE_CUE = re.compile(r"\bpromot(?:ion|ed)\b|\bfirst\s+day\b|\bmade\s+me\b|\bjoined\s+as\b|\bnew\s+(?:role|designation)\b",
                         re.I)
-# capitalized words, after "as" / "to" / "now" / "aaj se" when they follow one
+# capitalized words, after "as" / "to" / "now" / "aaj se" when they follow one ("promotion ho gaya!!! aaj se
+# Senior Associate", "promoted, now Staff Engineer")
 _TITLE = re.compile(r"(?:\b(?:aaj\s+se|now|as|to|from\s+today)\s+(?:a\s+|an\s+)?)?\b((?:[A-Z][\w&\-]*\s+){0,3}[A-Z][\w\-]*)")
 _TITLE_WORDS = L.ROLE_NOUNS | {"counsel", "partner", "principal"}
 _OWNED = re.compile(r"\b(?:my|our|his|her|their|your)\s+(?:new\s+)?$", re.I)
