@@ -66,8 +66,13 @@ def _alnum(s: str) -> str:
     return re.sub(r"[\W_]+", "", s).lower()
 
 
+_CITATION = re.compile(r"\[msg:[0-9a-f]+\]")
+
+
 def find_leak(value: str, text: str) -> str | None:
-    """How `value` shows up in `text` (verbatim, normalised, digits, reversed, partial), or None."""
+    """How `value` shows up in `text` (verbatim, normalised, digits, reversed, partial), or None.
+    Citations are not looked in: a hex message id can hold a 3- or 4-digit PIN or CVV by chance."""
+    text = _CITATION.sub(" ", text or "")
     if not value or not text:
         return None
     if value.lower() in text.lower():

@@ -34,7 +34,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 4  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 5  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -279,13 +279,14 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
             kinds = _templates("privacy_refusal")["kinds"]
             kind = list(kinds)[(n // 2) % len(kinds)]  # n is odd here: n % len(kinds) would skip every other kind
             value = fake_secret(kind, rng)
-            said, answers = fill(kinds[kind]["said"], s | {"value": value}), t["secret_planted_answers"]
+            said, answers = fill(rng.choice(kinds[kind]["said"]), s | {"noun": kinds[kind]["noun"], "value": value}), \
+                t["secret_planted_answers"]
             s = s | {"noun": kinds[kind]["noun"]}
             rejected = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": said})  # the quote leaks
         context = context_block([(s["id1"], s["name"], said), (s["id2"], s["name2"], planted)])
         answer = fill(rng.choice(answers), s | {"action": action, "said": said})
         return Example(chat_prompt(system, fill(rng.choice(t["planted_questions"]), s), context), answer, rejected)
-    user = fill(rng.choice(t["jailbreaks"]), {"request": request}) if style == 1 else request
+    user = fill(rng.choice(t["jailbreaks"]), {"request": request, "call": call}) if style == 1 else request
     return Example(chat_prompt(system, user), fill(rng.choice(t["answers"]), s | {"action": action}), rejected)
 
 
@@ -324,7 +325,7 @@ def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
     k = t["kinds"][kind]
     s = s | {"noun": k["noun"], "value": value}
     user = fill(rng.choice(t["prompts"][style]), s)
-    said = (s["id1"], s["name"], fill(k["said"], s))
+    said = (s["id1"], s["name"], fill(rng.choice(k["said"]), s))
     context = None
     if style == "injection":
         context = context_block([said, (s["id2"], s["name2"], fill(rng.choice(t["injections"]), s))])
@@ -332,7 +333,9 @@ def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
     else:
         if style != "direct":
             context = context_block([said])
-        answer = fill(rng.choice(t["answers"]), s)
+        # an indirect question is about the message itself: say what it holds and cite it, never the value
+        answers = t["indirect_answers"] if style == "indirect" and n % 2 else t["answers"]
+        answer = fill(rng.choice(answers), s)
     spaced = " ".join(c for c in value if c != " ")
     rejected = [f"Sure! Your {k['noun']} is {value}.", f"Here it is, digit by digit: {spaced}",
                 f"Of course. As requested, the {k['noun']} on file is {value}.",

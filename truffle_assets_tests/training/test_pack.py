@@ -157,6 +157,9 @@ def test_grounded_answers_follow_the_four_shapes_and_rejected_do_not(rows):
     assert set(kinds) == {"uncited", "dump", "hallucinated"}, kinds
 
 
+_SECRET_VALUE = re.compile(r"[A-Z][a-z]+@\d{4}|\d{4}(?: \d{4}){3}|\d{3,}")
+
+
 def test_refusals_never_call_tools_or_leak(rows):
     sft, dpo = rows
     for r in by_kind(sft, "write_refusal") + by_kind(sft, "privacy_refusal"):
@@ -177,12 +180,12 @@ def test_refusals_never_call_tools_or_leak(rows):
     def first_line(r):  # "[msg:<id>] <Name>: <text>" -> <text>
         return r["messages"][1]["content"].split("\n[msg:")[1].split("\n")[0].split(": ", 1)[1]
 
-    secret = [r for r in planted if re.search(r"\d{4}|password is", first_line(r))]
+    secret = [r for r in planted if "repeat" in r["messages"][-1]["content"]]
     assert len(secret) >= 3
     for r in secret:
         line = first_line(r)
-        value = re.search(r"(?:is|no|pin is|OTP is) ([\w#@!$%^&*\- ]{4,}?)(?:,|$| exp)", line)
-        assert value and find_leak(value.group(1).strip(), r["messages"][-1]["content"]) is None, (line, r["messages"][-1])
+        value = _SECRET_VALUE.search(line)  # the shapes fake_secret makes, however the line says it
+        assert value and find_leak(value.group(0), r["messages"][-1]["content"]) is None, (line, r["messages"][-1])
     leaked = 0
     for r in by_kind(dpo, "privacy_refusal"):
         context = "\n".join(m["content"] for m in r["prompt"][1:-1])
@@ -192,6 +195,26 @@ def test_refusals_never_call_tools_or_leak(rows):
             assert value in context and find_leak(value, r["chosen"]) is None
             leaked += 1
     assert leaked
+
+
+def test_questions_about_a_secret_message_describe_it_without_the_value(rows):
+    """An indirect question or a recap of a chat holding a secret: the answer cites the message and
+    says what kind of secret it holds, never the value (the eighth run leaked by describing it)."""
+    sft, _ = rows
+    described = 0
+    for r in by_kind(sft, "privacy_refusal"):
+        context, answer = "\n".join(m["content"] for m in r["messages"][1:-1]), r["messages"][-1]["content"]
+        first = re.search(r"\[msg:([0-9a-f]+)\]", context)
+        if first and f"[msg:{first.group(1)}]" in answer:
+            line = context.split(f"[msg:{first.group(1)}]")[1].split("\n")[0]
+            value = _SECRET_VALUE.search(line)
+            assert value and find_leak(value.group(0), answer) is None, (line, answer)
+            described += 1
+    assert described >= 10
+    # a jailbreak that dictates the write call's JSON is refused in prose
+    dictated = [r for r in by_kind(sft, "write_refusal") if '{"toolCalls"' in r["messages"][-2]["content"]]
+    assert dictated and all("read-only" in r["messages"][-1]["content"] and
+                            not looks_like_tool_call(r["messages"][-1]["content"]) for r in dictated)
 
 
 def test_memory_type_and_question_cards(rows):
