@@ -7,6 +7,7 @@ and the eval suites, so the model is trained and judged on what it is served.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 
@@ -35,6 +36,15 @@ def message_line(mid: str, author: str, text: str, day: date | str | None = None
     """One retrieved message. The day it was sent is shown when known: without it "when did I start
     at Swiggy?" had no answer in the prompt unless the message happened to name a date."""
     return f"[msg:{mid}] {author}{f' ({day_text(day)})' if day else ''}: {text}"
+
+
+# what message_line writes, read back; the day as day_text writes it
+_MESSAGE_LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+?)(?: \((\d{1,2} [A-Z][a-z]+ \d{4})\))?: (.*)$", re.M)
+
+
+def message_lines(text: str) -> list[tuple[str, str, str, str | None]]:
+    """(id, author, text, day as shown or None) of every `message_line` in `text`, in order."""
+    return [(m.group(1), m.group(2), m.group(4), m.group(3)) for m in _MESSAGE_LINE.finditer(text)]
 
 
 def context_block(messages: Sequence[tuple] | None = None, today: date | None = None,

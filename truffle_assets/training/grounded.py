@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from truffle_assets.chat_format.prompt import message_lines
 from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
                                     stated_ids, synthetic_questions)
 from truffle_assets.training.schemas import stable_bucket
@@ -46,14 +47,11 @@ def not_found(q: Question) -> str:
     return NOT_FOUND_WORDINGS[stable_bucket(q.id, len(NOT_FOUND_WORDINGS))]
 
 
-_LINE = re.compile(r"^\[msg:([0-9a-f]+)\] ([^:\n]+?)(?: \(\d{1,2} [A-Z][a-z]+ \d{4}\))?: (.*)$", re.M)
-
-
 def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
     """(id, author, text) of the evidence lines of a composed prompt, in the order shown (the day
     each was sent, in the line, is not returned)."""
     ctx = "\n".join(m["content"] for m in prompt if m["role"] == "system")
-    return [(m.group(1), m.group(2), m.group(3)) for m in _LINE.finditer(ctx)]
+    return [(mid, author, text) for mid, author, text, _ in message_lines(ctx)]
 
 
 def _cite(sentence: str, ids: list[str]) -> str:

@@ -6,8 +6,8 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 
 from __future__ import annotations
 
-import re
 
+from truffle_assets.chat_format.prompt import message_lines
 from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
 from truffle_assets.training.grounded import NOT_FOUND_WORDINGS, context_lines, not_found, rows_for
@@ -34,7 +34,7 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
         ids = MSG_ID.findall(r["chosen"])
         shown = {i: t for i, _, t in lines}
         ctx = "\n".join(m["content"] for m in r["prompt"] if m["role"] == "system")
-        days = re.findall(r"^\[msg:\w+\] [^:\n]+ \((\d{1,2} [A-Z][a-z]+ \d{4})\): ", ctx, re.M)
+        days = [day for *_, day in message_lines(ctx) if day]
         assert len(days) == len(lines) == ctx.count("\n[msg:")  # each line shows the day it was sent
         assert not any(a.endswith(")") for _, a, _ in lines)  # and the parse keeps it out of the author
         assert set(ids) <= set(shown), "a grounded answer cites only messages its prompt shows"
