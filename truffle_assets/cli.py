@@ -161,6 +161,16 @@ def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
     return proc
 
 
+def train_run_config(args: argparse.Namespace) -> dict:
+    """The training chain's run config from `truffle train`'s flags."""
+    lora = {"base_model": args.base, "max_steps": args.max_steps, "learning_rate": args.learning_rate}
+    if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
+        lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps}
+    return {"ops": {"lora_adapter": {"config": lora},
+                    "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
+                                               "qa_limit": args.qa_limit}}}}
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """Materialize the training chain (datasets → … → eval report → card) on the local instance."""
     import dagster as dg
@@ -169,12 +179,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _local_dagster_home()
-    ops = {"lora_adapter": {"config": {"base_model": args.base, "max_steps": args.max_steps,
-                                       "learning_rate": args.learning_rate}},
-           "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
-                                      "qa_limit": args.qa_limit}}}
     result = dg.materialize(TRAINING_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources,
-                            run_config={"ops": ops}, raise_on_error=False)
+                            run_config=train_run_config(args), raise_on_error=False)
     for ev in result.get_asset_check_evaluations():
         print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
@@ -388,6 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--base", default="qwen2.5-coder-0.5b", help="qwen2.5-coder-0.5b (demo), tiny, or an HF folder/id")
     train.add_argument("--max-steps", type=int, default=100, help="LoRA steps (-1 = one full epoch; hours on a CPU)")
     train.add_argument("--learning-rate", type=float, default=1e-3, help="LoRA learning rate (a short CPU run)")
+    train.add_argument("--dpo-steps", type=int, default=0,
+                       help="DPO steps on the pack's preference pairs after SFT (0 = SFT only)")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")

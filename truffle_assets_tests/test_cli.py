@@ -78,3 +78,18 @@ def test_synth_then_ingest_end_to_end(tmp_path):
     planted = {mid for f in truth["facts"] for mid in f["message_ids"]} | {s["message_id"] for s in truth["secrets"]}
     assert planted and planted <= stored
     assert users == [(truth["user"],)]
+
+
+def test_train_flags_become_a_run_config_the_lora_asset_accepts():
+    """`--dpo-steps N` turns on DPO after the SFT steps; without it the run is SFT only. The config is
+    checked by the lora_adapter asset's own Dagster config class, as a run would check it."""
+    from truffle_assets.cli import build_parser, train_run_config
+    from truffle_assets.defs.training.assets import LoraConfig
+
+    def lora(*argv):
+        cfg = train_run_config(build_parser().parse_args(["train", *argv]))["ops"]["lora_adapter"]["config"]
+        return LoraConfig(**cfg)
+
+    dpo = lora("--base", "tiny", "--max-steps", "7", "--dpo-steps", "3")
+    assert (dpo.base_model, dpo.max_steps, dpo.dpo, dpo.dpo_max_steps) == ("tiny", 7, True, 3)
+    assert lora("--max-steps", "7").dpo is False
