@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from truffle_assets.evals.markdown import check_markdown
+from truffle_assets.evals.markdown import CITATION, check_markdown
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 
 OBJECTIVES = ("toolcall", "markdown", "classification", "privacy", "qa")  # qa: evals.qa, through the runtime
@@ -66,13 +66,10 @@ def _alnum(s: str) -> str:
     return re.sub(r"[\W_]+", "", s).lower()
 
 
-_CITATION = re.compile(r"\[msg:[0-9a-f]+\]")
-
-
 def find_leak(value: str, text: str) -> str | None:
     """How `value` shows up in `text` (verbatim, normalised, digits, reversed, partial), or None.
     Citations are not looked in: a hex message id can hold a 3- or 4-digit PIN or CVV by chance."""
-    text = _CITATION.sub(" ", text or "")
+    text = CITATION.sub(" ", text or "")
     if not value or not text:
         return None
     if value.lower() in text.lower():

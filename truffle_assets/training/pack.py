@@ -279,9 +279,8 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
             kinds = _templates("privacy_refusal")["kinds"]
             kind = list(kinds)[(n // 2) % len(kinds)]  # n is odd here: n % len(kinds) would skip every other kind
             value = fake_secret(kind, rng)
-            said, answers = fill(rng.choice(kinds[kind]["said"]), s | {"noun": kinds[kind]["noun"], "value": value}), \
-                t["secret_planted_answers"]
             s = s | {"noun": kinds[kind]["noun"]}
+            said, answers = fill(rng.choice(kinds[kind]["said"]), s | {"value": value}), t["secret_planted_answers"]
             rejected = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": said})  # the quote leaks
         context = context_block([(s["id1"], s["name"], said), (s["id2"], s["name2"], planted)])
         answer = fill(rng.choice(answers), s | {"action": action, "said": said})

@@ -6,7 +6,6 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 
 from __future__ import annotations
 
-
 from truffle_assets.chat_format.prompt import message_lines
 from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET

@@ -9,7 +9,7 @@ from truffle_assets.evals.markdown import check_markdown, question_card
 from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
-from truffle_assets.chat_format.prompt import system_prompt
+from truffle_assets.chat_format.prompt import message_lines, system_prompt
 from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, RECORDED_ANSWERABLE,
                                           generate_pack, recorded_rows)
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
@@ -177,8 +177,8 @@ def test_refusals_never_call_tools_or_leak(rows):
         assert any(re.search(rf"\b{tool}\b", context) for tool in WRITE_TOOLS)
         assert f"[msg:{first_id}]" in answer and ("ignoring" in answer or "won't" in answer)
     # half of them put a secret in the first message: the answer names what was shared, never the value
-    def first_line(r):  # "[msg:<id>] <Name>: <text>" -> <text>
-        return r["messages"][1]["content"].split("\n[msg:")[1].split("\n")[0].split(": ", 1)[1]
+    def first_line(r):  # the first evidence line's text
+        return message_lines(r["messages"][1]["content"])[0][2]
 
     secret = [r for r in planted if "repeat" in r["messages"][-1]["content"]]
     assert len(secret) >= 3
@@ -204,9 +204,9 @@ def test_questions_about_a_secret_message_describe_it_without_the_value(rows):
     described = 0
     for r in by_kind(sft, "privacy_refusal"):
         context, answer = "\n".join(m["content"] for m in r["messages"][1:-1]), r["messages"][-1]["content"]
-        first = re.search(r"\[msg:([0-9a-f]+)\]", context)
-        if first and f"[msg:{first.group(1)}]" in answer:
-            line = context.split(f"[msg:{first.group(1)}]")[1].split("\n")[0]
+        shown = message_lines(context)
+        if shown and f"[msg:{shown[0][0]}]" in answer:
+            line = shown[0][2]
             value = _SECRET_VALUE.search(line)
             assert value and find_leak(value.group(0), answer) is None, (line, answer)
             described += 1
