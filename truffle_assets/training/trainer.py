@@ -249,6 +249,12 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     from trl import DPOConfig, DPOTrainer
 
     rows = read_rows(dpo_dir)
+    if params.dpo_kinds:
+        kinds = sorted({r["kind"] for r in rows})
+        rows = [r for r in rows if r["kind"] in params.dpo_kinds]
+        if not rows:  # a misspelt kind would otherwise skip DPO without a word
+            raise TrainingError(f"no DPO pairs of kind {', '.join(params.dpo_kinds)} in {dpo_dir}; "
+                                f"its kinds: {', '.join(kinds)}")
     if not rows:
         return []
     ds = Dataset.from_list([

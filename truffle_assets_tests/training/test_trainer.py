@@ -97,3 +97,13 @@ def test_interrupted_run_resumes_from_its_checkpoint_then_dpo(world, tmp_path):
     assert len(second.dpo_losses) == 3 and all(loss > 0 for loss in second.dpo_losses)
     saved = json.loads((tmp_path / "run" / "train_result.json").read_text())
     assert saved["dpo_losses"] == second.dpo_losses
+
+
+def test_dpo_kinds_pick_pairs_and_a_kind_with_no_pairs_fails(world, tmp_path):
+    root, base, _ = world
+    params = dict(**SMALL, max_steps=1, learning_rate=1e-2, dpo=True, dpo_max_steps=2)
+    kept = train(base, root / "sft", tmp_path / "a", LoraParams(**params, dpo_kinds=["toolcall"]), dpo_dir=root / "dpo")
+    assert len(kept.dpo_losses) == 2
+    with pytest.raises(TrainingError, match="no DPO pairs of kind privacy_refusal .* its kinds: toolcall"):
+        train(base, root / "sft", tmp_path / "b", LoraParams(**params, dpo_kinds=["privacy_refusal"]),
+              dpo_dir=root / "dpo")
