@@ -165,7 +165,8 @@ def train_run_config(args: argparse.Namespace) -> dict:
     """The training chain's run config from `truffle train`'s flags."""
     lora = {"base_model": args.base, "max_steps": args.max_steps, "learning_rate": args.learning_rate}
     if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
-        lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds}
+        lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds,
+                 "dpo_learning_rate": args.dpo_learning_rate}
     return {"ops": {"lora_adapter": {"config": lora},
                     "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
                                                "qa_limit": args.qa_limit}}}}
@@ -396,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--learning-rate", type=float, default=1e-3, help="LoRA learning rate (a short CPU run)")
     train.add_argument("--dpo-steps", type=int, default=0,
                        help="DPO steps on the pack's preference pairs after SFT (0 = SFT only)")
+    train.add_argument("--dpo-learning-rate", type=float, default=None,
+                       help="DPO's learning rate (default: --learning-rate)")
     train.add_argument("--dpo-kinds", nargs="+", default=[], metavar="KIND",
                        help="DPO only on these pack kinds' pairs, e.g. privacy_refusal write_refusal (default: all)")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])

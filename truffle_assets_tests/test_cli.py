@@ -92,7 +92,7 @@ def test_train_flags_become_a_run_config_the_lora_asset_accepts():
 
     dpo = lora("--base", "tiny", "--max-steps", "7", "--dpo-steps", "3")
     assert (dpo.base_model, dpo.max_steps, dpo.dpo, dpo.dpo_max_steps) == ("tiny", 7, True, 3)
-    assert dpo.dpo_kinds == []  # every pair
-    some = lora("--dpo-steps", "3", "--dpo-kinds", "privacy_refusal", "write_refusal")
-    assert some.dpo_kinds == ["privacy_refusal", "write_refusal"]
+    assert dpo.dpo_kinds == [] and dpo.dpo_learning_rate is None  # every pair, SFT's learning rate
+    some = lora("--dpo-steps", "3", "--dpo-kinds", "privacy_refusal", "write_refusal", "--dpo-learning-rate", "1e-4")
+    assert (some.dpo_kinds, some.dpo_learning_rate) == (["privacy_refusal", "write_refusal"], 1e-4)
     assert lora("--max-steps", "7").dpo is False

@@ -26,6 +26,7 @@ class LoraParams(BaseModel):
     dpo: bool = False
     dpo_beta: float = 0.1
     dpo_max_steps: int = -1
+    dpo_learning_rate: float | None = None  # None = learning_rate; DPO usually wants a smaller step than SFT
     dpo_kinds: list[str] = []  # only these pack kinds' pairs (e.g. the refusal families); empty = every pair
     seed: int = 0
     # activation checkpointing saves memory for long sequences on a GPU; on a CPU with RAM to spare

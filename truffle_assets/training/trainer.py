@@ -265,7 +265,10 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     ckpt = out / "checkpoints" / "dpo"
     last = _last_checkpoint(ckpt) if resume else None
     # the reference model is the SFT policy itself with the adapter disabled (PEFT), so no second copy
-    args = DPOConfig(**_common_args(params, ckpt, params.dpo_max_steps, save_steps), beta=params.dpo_beta)
+    common = _common_args(params, ckpt, params.dpo_max_steps, save_steps)
+    if params.dpo_learning_rate is not None:
+        common["learning_rate"] = params.dpo_learning_rate
+    args = DPOConfig(**common, beta=params.dpo_beta)
     trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
     _quiet(trainer, progress)
     trainer.train(resume_from_checkpoint=last)

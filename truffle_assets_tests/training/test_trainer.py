@@ -1,6 +1,7 @@
 """LoRA training on the tiny model: fail-fast checks, resume from a checkpoint, DPO after SFT."""
 
 import json
+import math
 
 import pytest
 
@@ -102,8 +103,11 @@ def test_interrupted_run_resumes_from_its_checkpoint_then_dpo(world, tmp_path):
 def test_dpo_kinds_pick_pairs_and_a_kind_with_no_pairs_fails(world, tmp_path):
     root, base, _ = world
     params = dict(**SMALL, max_steps=1, learning_rate=1e-2, dpo=True, dpo_max_steps=2)
-    kept = train(base, root / "sft", tmp_path / "a", LoraParams(**params, dpo_kinds=["toolcall"]), dpo_dir=root / "dpo")
-    assert len(kept.dpo_losses) == 2
+    # DPO's own learning rate of 0 leaves the policy where SFT put it, which is also DPO's reference:
+    # every pair then scores log 2, so the rate reached the optimizer and the reference is the SFT policy
+    kept = train(base, root / "sft", tmp_path / "a",
+                 LoraParams(**params, dpo_kinds=["toolcall"], dpo_learning_rate=0.0), dpo_dir=root / "dpo")
+    assert kept.dpo_losses == pytest.approx([math.log(2)] * 2, abs=1e-4)
     with pytest.raises(TrainingError, match="no DPO pairs of kind privacy_refusal .* its kinds: toolcall"):
         train(base, root / "sft", tmp_path / "b", LoraParams(**params, dpo_kinds=["privacy_refusal"]),
               dpo_dir=root / "dpo")
