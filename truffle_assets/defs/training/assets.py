@@ -116,6 +116,7 @@ class LoraConfig(LoraParams, dg.Config):
     base_model: str = "qwen2.5-coder-0.5b"  # or "tiny" (tests), a local HF folder, or an HF id
     backend: str = "auto"  # auto = Unsloth when CUDA and the `gpu` extra are there, else TRL + PEFT
     resume: bool = True
+    sft_from: str | None = None  # an earlier run id: start from its SFT checkpoints (same base, rows, settings)
 
 
 def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[str, str | None]:
@@ -144,7 +145,7 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
     ),
 )
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
-    from truffle_assets.training.trainer import loss_plot_png, select_backend, train
+    from truffle_assets.training.trainer import loss_plot_png, reuse_sft, select_backend, train
 
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
@@ -157,12 +158,13 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         if step % every == 0 or step == total:
             context.log.info(f"step {step}/{total} loss {loss:.4f}")
 
+    run_meta = {"base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
+                "sft_content_hash": manifest.content_hash, "params": config.model_dump()}
+    if config.sft_from:
+        reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
-                   backend=backend, resume=config.resume, progress=progress)
-    (run_dir / "base.json").write_text(json.dumps({
-        "base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
-        "sft_content_hash": manifest.content_hash, "params": config.model_dump(),
-    }, indent=2))
+                   backend=backend, resume=config.resume or bool(config.sft_from), progress=progress)
+    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{result.adapter_dir}",
         "run_dir": dg.MetadataValue.path(str(run_dir)),
