@@ -138,3 +138,30 @@ def test_promotion_needs_the_gate_or_force_and_is_audited(chain, capsys):
     log.write_text("\n".join(lines) + "\n")
     assert truffle(["audit", "verify", *registry]) == 1
     assert "line 2" in capsys.readouterr().err
+
+
+def test_a_run_can_start_from_an_earlier_runs_sft(chain):
+    """`sft_from` copies an earlier run's SFT checkpoints, so only DPO trains; other SFT settings refuse."""
+    from truffle_assets.defs.training.assets import lora_adapter
+
+    _, models, instance, resources = chain
+    pointer = Path(models.root) / "runs" / "candidate.json"
+    before = pointer.read_text()
+    first = models.candidate_dir()
+    lora = {"base_model": "tiny", "max_steps": 80, "learning_rate": 1e-2, "rank": 16, "seq_len": 1024,
+            "sft_from": first.name, "dpo": True, "dpo_max_steps": 2}
+    try:
+        dpo = dg.materialize([lora_adapter], instance=instance, resources=resources,
+                             run_config={"ops": {"lora_adapter": {"config": lora}}})
+        again = json.loads((models.candidate_dir() / "train_result.json").read_text())
+        earlier = json.loads((first / "train_result.json").read_text())
+        assert dpo.success and models.candidate_dir() != first
+        assert again["resumed_from"].endswith("checkpoint-80") and again["losses"][:80] == earlier["losses"]
+        assert len(again["dpo_losses"]) == 2
+        other = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
+                               run_config={"ops": {"lora_adapter": {"config": {**lora, "learning_rate": 2e-2}}}})
+        assert not other.success
+        failure = next(e for e in other.all_events if e.is_step_failure)
+        assert "learning_rate: 0.01 there, 0.02 here" in str(failure.event_specific_data.error)
+    finally:
+        pointer.write_text(before)
