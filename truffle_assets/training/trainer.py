@@ -251,7 +251,7 @@ SFT_PARAMS = ("rank", "alpha", "dropout", "learning_rate", "epochs", "max_steps"
 def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     """Copy an earlier run's SFT checkpoints into `out_dir`, so `train` resumes past SFT.
 
-    DPO tries then start from one SFT (on this CPU, 150 SFT steps take ~40 min, 40 DPO steps ~12).
+    DPO tries then start from one SFT (on this CPU 150 SFT steps take ~40 min; a DPO step 18-63 s).
     `run_meta` is what the new run records in `base.json`; the earlier run's must agree on the base,
     the SFT rows and every SFT setting, or the copy would be another run's SFT under this one's name.
     """
@@ -290,7 +290,7 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     ])
     ckpt = out / "checkpoints" / "dpo"
     last = _last_checkpoint(ckpt) if resume else None
-    # the reference model is the SFT policy itself with the adapter disabled (PEFT), so no second copy
+    # no second model: TRL copies the SFT adapter into a frozen "ref" adapter, so the reference is the SFT policy
     common = _common_args(params, ckpt, params.dpo_max_steps, save_steps)
     if params.dpo_learning_rate is not None:
         common["learning_rate"] = params.dpo_learning_rate
