@@ -256,8 +256,8 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     the SFT rows and every SFT setting, or the copy would be another run's SFT under this one's name.
     """
     src = Path(src_run)
-    ckpt = src / "checkpoints" / "sft"
-    if not (src / "base.json").exists() or _last_checkpoint(ckpt) is None:
+    last = _last_checkpoint(src / "checkpoints" / "sft")
+    if not (src / "base.json").exists() or last is None:
         raise TrainingError(f"{src}: no finished run with SFT checkpoints to start from")
     old = json.loads((src / "base.json").read_text())
     diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")
@@ -266,7 +266,8 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
               if old["params"].get(k) != run_meta["params"][k]]
     if diffs:
         raise TrainingError(f"cannot start from {src.name}'s SFT: " + "; ".join(diffs))
-    shutil.copytree(ckpt, Path(out_dir) / "checkpoints" / "sft")
+    # resuming needs only the newest checkpoint (its optimizer state is ~2x the adapter); not the older one
+    shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
 
 
 def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool, save_steps: int,
