@@ -167,7 +167,7 @@ def train_run_config(args: argparse.Namespace) -> dict:
             "sft_from": args.sft_from}
     if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
         lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds,
-                 "dpo_learning_rate": args.dpo_learning_rate}
+                 "dpo_learning_rate": args.dpo_learning_rate, "dpo_sft_weight": args.dpo_sft_weight}
     return {"ops": {"lora_adapter": {"config": lora},
                     "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
                                                "qa_limit": args.qa_limit}}}}
@@ -404,6 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="DPO's learning rate (default: --learning-rate)")
     train.add_argument("--dpo-kinds", nargs="+", default=[], metavar="KIND",
                        help="DPO only on these pack kinds' pairs, e.g. privacy_refusal write_refusal (default: all)")
+    train.add_argument("--dpo-sft-weight", type=float, default=0.0,
+                       help="weight of an SFT (NLL) term on the chosen answers beside the DPO loss (RPO; 0 = off)")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")

@@ -95,4 +95,5 @@ def test_train_flags_become_a_run_config_the_lora_asset_accepts():
     assert dpo.dpo_kinds == [] and dpo.dpo_learning_rate is None  # every pair, SFT's learning rate
     some = lora("--dpo-steps", "3", "--dpo-kinds", "privacy_refusal", "write_refusal", "--dpo-learning-rate", "1e-4")
     assert (some.dpo_kinds, some.dpo_learning_rate) == (["privacy_refusal", "write_refusal"], 1e-4)
+    assert dpo.dpo_sft_weight == 0 and lora("--dpo-steps", "3", "--dpo-sft-weight", "0.5").dpo_sft_weight == 0.5
     assert lora("--max-steps", "7").dpo is False

@@ -12,8 +12,10 @@ Every prompt is `[system prompt, optional context message, user]`. The context m
 `[msg:<id>] <author> (<day sent>): <text>` and free notes — the same format the eval suites use, so the model is
 trained and judged on one layout. Example `n` of a kind draws from its own RNG seeded with
 (seed, kind, n): changing one kind's size never reshuffles another kind. DPO rows reuse the SFT
-prompt of every second example and pair the right answer with a realistic failure (prose around an
-envelope, fences, wrong tool, write tool, leaked secret, missing or malformed citations, raw HTML).
+prompt of every second example (every example of the refusal kinds) and pair the right answer with a
+realistic failure (prose around an envelope, fences, wrong tool, write tool, leaked secret, missing or
+malformed citations, raw HTML); `over_refusal` pairs prefer each tool call's and grounded answer's
+own answer to a refusal sentence.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 5  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 6  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -284,7 +286,10 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
             rejected = fill(rng.choice(t["planted_answers"]), s | {"action": action, "said": said})  # the quote leaks
         context = context_block([(s["id1"], s["name"], said), (s["id2"], s["name2"], planted)])
         answer = fill(rng.choice(answers), s | {"action": action, "said": said})
-        return Example(chat_prompt(system, fill(rng.choice(t["planted_questions"]), s), context), answer, rejected)
+        question = fill(rng.choice(t["planted_questions"]), s)
+        if n % 2 and rng.random() < 0.5:  # or a recap of it; drawn last, so SFT rows stay as they were
+            rejected = cited_leak(s, s["noun"], value)
+        return Example(chat_prompt(system, question, context), answer, rejected)
     user = fill(rng.choice(t["jailbreaks"]), {"request": request, "call": call}) if style == 1 else request
     return Example(chat_prompt(system, user), fill(rng.choice(t["answers"]), s | {"action": action}), rejected)
 
@@ -338,8 +343,17 @@ def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
     spaced = " ".join(c for c in value if c != " ")
     rejected = [f"Sure! Your {k['noun']} is {value}.", f"Here it is, digit by digit: {spaced}",
                 f"Of course. As requested, the {k['noun']} on file is {value}.",
-                f"I shouldn't share it in full, but it starts with {value.replace(' ', '')[:4]}."][(n // 2) % 4]
-    return Example(chat_prompt(system, user, context), answer, rejected)
+                f"I shouldn't share it in full, but it starts with {value.replace(' ', '')[:4]}."]
+    if context:  # the shown message described with its value, in a grounded answer's shape
+        rejected.append(cited_leak(s, k["noun"], value))
+    # drawn last: the SFT row above is the same whatever is picked here
+    return Example(chat_prompt(system, user, context), answer, rng.choice(rejected))
+
+
+def cited_leak(s: dict, noun: str, value: str) -> str:
+    """The leak every tuned run's gate caught: a secret's message recapped like any other fact
+    ("Pallavi shared the code 596527 [msg:…]"), value and citation included."""
+    return f"{s['name']} shared the {noun} {value} [msg:{s['id1']}]."
 
 
 def _question_card(n: int, rng: random.Random, s: dict, system: str) -> Example:
@@ -371,14 +385,18 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     for kind in KINDS:
         for n in range(sizes[kind]):
             rng = random.Random(f"{seed}/{kind}/{n}")
-            ex = _BUILDERS[kind](n, rng, make_slots(rng, lib, _today(rng)), system)
+            slots = make_slots(rng, lib, _today(rng))
+            ex = _BUILDERS[kind](n, rng, slots, system)
             source_id = f"{kind}/{n}"
             split = split_for(source_id, eval_percent)
             messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
             sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
                         "source_id": source_id, "kind": kind, "messages": messages, "split": split})
-            if n % 2 == 0:
-                _add_pair(dpo, source_id, kind, Example(ex.prompt, ex.chosen, ex.rejected), split)
+            if n % 2 == 0 or kind in SAFETY_KINDS:
+                _add_pair(dpo, source_id, kind, ex, split)
+            if kind in OVER_REFUSAL_FROM:  # same prompt and split as the row it comes from
+                refusal = _refusal(random.Random(f"{seed}/over_refusal/{source_id}"), slots)
+                _add_pair(dpo, source_id, "over_refusal", Example(ex.prompt, ex.chosen, refusal), split)
     runtime = _recorded_selection(sizes.get("grounded_runtime_answerable", RECORDED_ANSWERABLE),
                                   sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
     runtime = runtime[: sizes.get("grounded_runtime", len(runtime))]
@@ -390,6 +408,26 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                     "source_id": source_id, "kind": "grounded_answer", "messages": messages, "split": split})
         _add_pair(dpo, source_id, "grounded_answer", ex, split)
     return sft, dpo
+
+
+# Every example of these kinds gives a pair (others: every second one): their rejected answers are
+# the leaks and obeyed writes the gate's floors count. Generators up to 5 paired only even examples,
+# so the write refusals with a secret in the retrieved message (odd ones) were never in DPO.
+SAFETY_KINDS = ("write_refusal", "privacy_refusal")
+# Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
+# sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
+# preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
+# decided about…" with the secrets refusal. These pairs are the other side of that preference.
+OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
+
+
+def _refusal(rng: random.Random, s: dict) -> str:
+    """One of the pack's secret or write refusals, filled with this example's slots."""
+    if rng.random() < 0.5:
+        t = _templates("privacy_refusal")
+        return fill(rng.choice(t["answers"]), s | {"noun": t["kinds"][rng.choice(list(t["kinds"]))]["noun"]})
+    t = _templates("write_refusal")
+    return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
 
 
 _RUNTIME_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent")

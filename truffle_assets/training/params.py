@@ -28,6 +28,9 @@ class LoraParams(BaseModel):
     dpo_max_steps: int = -1
     dpo_learning_rate: float | None = None  # None = learning_rate; DPO usually wants a smaller step than SFT
     dpo_kinds: list[str] = []  # only these pack kinds' pairs (e.g. the refusal families); empty = every pair
+    # > 0 adds that weight of NLL on the chosen answers to the DPO loss (RPO): DPO alone can lower
+    # both answers' likelihood, and what the SFT taught goes with them
+    dpo_sft_weight: float = 0.0
     seed: int = 0
     # activation checkpointing saves memory for long sequences on a GPU; on a CPU with RAM to spare
     # it only costs a second forward pass per step (TRL would turn it on by default)

@@ -295,7 +295,9 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     common = _common_args(params, ckpt, params.dpo_max_steps, save_steps)
     if params.dpo_learning_rate is not None:
         common["learning_rate"] = params.dpo_learning_rate
-    args = DPOConfig(**common, beta=params.dpo_beta)
+    losses = {"loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, params.dpo_sft_weight]} \
+        if params.dpo_sft_weight > 0 else {}
+    args = DPOConfig(**common, beta=params.dpo_beta, **losses)
     trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
     _quiet(trainer, progress)
     trainer.train(resume_from_checkpoint=last)

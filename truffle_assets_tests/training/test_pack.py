@@ -53,8 +53,10 @@ def test_counts_per_kind(rows):
     recorded = min(len(recorded_rows()) - absent, RECORDED_ANSWERABLE) + min(absent, RECORDED_ABSENT)
     assert recorded >= 50
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
-    assert Counter(r["kind"] for r in dpo) == Counter({k: (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
-        + Counter({"grounded_answer": recorded})
+    assert Counter(r["kind"] for r in dpo) == Counter({k: n if k in pack.SAFETY_KINDS else (n + 1) // 2
+                                                       for k, n in DEFAULT_SIZES.items()}) \
+        + Counter({"grounded_answer": recorded,
+                   "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM)})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
@@ -121,6 +123,42 @@ def test_toolcall_targets_parse_and_negatives_are_prose(rows):
         chosen, rejected = parse_tool_calls(r["chosen"]), parse_tool_calls(r["rejected"])
         # a rejected answer never parses to the chosen calls (it may be a valid call to the wrong tool)
         assert not rejected.ok or not chosen.ok or rejected.calls != chosen.calls, r["rejected"]
+
+
+def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
+    """A harmless question refused with the secrets or write sentence is the failure DPO produced
+    when only refusals were ever preferred (tenth and eleventh runs)."""
+    sft, dpo = rows
+    own = {(r["source_id"], json.dumps(r["messages"][:-1])): r for r in sft}
+    over = by_kind(dpo, "over_refusal")
+    refusals = [re.compile(".+".join(map(re.escape, re.split(r"\{\w+\}", s))))
+                for s in pack._templates("privacy_refusal")["answers"] + pack._templates("write_refusal")["answers"]]
+    used = set()
+    for r in over:
+        row = own[(r["source_id"], json.dumps(r["prompt"]))]  # the same prompt, split and kind's row
+        assert row["kind"] in pack.OVER_REFUSAL_FROM and row["split"] == r["split"]
+        assert r["chosen"] == row["messages"][-1]["content"]
+        used |= {i for i, p in enumerate(refusals) if p.fullmatch(r["rejected"])}
+        assert any(p.fullmatch(r["rejected"]) for p in refusals) and "{" not in r["rejected"], r["rejected"]
+    assert used == set(range(len(refusals)))  # every refusal sentence is pushed down somewhere
+
+
+def test_every_safety_example_is_a_pair_and_recapping_a_secret_is_rejected(rows):
+    sft, dpo = rows
+    for kind in pack.SAFETY_KINDS:
+        assert {r["source_id"] for r in by_kind(dpo, kind)} == {r["source_id"] for r in by_kind(sft, kind)}
+    # the leak tuned runs kept making: the shown message recapped with its value and citation
+    recaps = [r for r in by_kind(dpo, "privacy_refusal") + by_kind(dpo, "write_refusal")
+              if re.fullmatch(r"\w+ shared the [\w ]+ \S.* \[msg:[0-9a-f]+\]\.", r["rejected"])]
+    assert len(recaps) >= 10
+    nouns = [k["noun"] for k in pack._templates("privacy_refusal")["kinds"].values()]
+    for r in recaps:
+        body, cited = r["rejected"].removesuffix("].").split(" [msg:")
+        value = next(body.split(f" shared the {n} ")[1] for n in nouns if f" shared the {n} " in body)
+        shown = r["prompt"][1]["content"]
+        assert f"[msg:{cited}]" in shown and value in shown  # the shown message's own secret, cited
+        assert find_leak(value, r["rejected"]) == "verbatim" and find_leak(value, r["chosen"]) is None
+    assert {r["kind"] for r in recaps} == set(pack.SAFETY_KINDS)
 
 
 def test_relative_dates_resolve_against_today_in_context(rows):

@@ -108,6 +108,11 @@ def test_dpo_kinds_pick_pairs_and_a_kind_with_no_pairs_fails(world, tmp_path):
     kept = train(base, root / "sft", tmp_path / "a",
                  LoraParams(**params, dpo_kinds=["toolcall"], dpo_learning_rate=0.0), dpo_dir=root / "dpo")
     assert kept.dpo_losses == pytest.approx([math.log(2)] * 2, abs=1e-4)
+    # an SFT term on the chosen answers adds their NLL (a random-init tiny model's is far above 1 nat)
+    rpo = train(base, root / "sft", tmp_path / "c",
+                LoraParams(**params, dpo_kinds=["toolcall"], dpo_learning_rate=0.0, dpo_sft_weight=1.0),
+                dpo_dir=root / "dpo")
+    assert all(loss > math.log(2) + 1 for loss in rpo.dpo_losses), rpo.dpo_losses
     with pytest.raises(TrainingError, match="no DPO pairs of kind privacy_refusal .* its kinds: toolcall"):
         train(base, root / "sft", tmp_path / "b", LoraParams(**params, dpo_kinds=["privacy_refusal"]),
               dpo_dir=root / "dpo")
