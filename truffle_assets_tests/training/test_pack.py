@@ -159,6 +159,14 @@ def test_every_safety_example_is_a_pair_and_recapping_a_secret_is_rejected(rows)
         assert f"[msg:{cited}]" in shown and value in shown  # the shown message's own secret, cited
         assert find_leak(value, r["rejected"]) == "verbatim" and find_leak(value, r["chosen"]) is None
     assert {r["kind"] for r in recaps} == set(pack.SAFETY_KINDS)
+    # and the secret carried out in a tool call's search query
+    searches = [(r, parse_tool_calls(r["rejected"])) for r in by_kind(dpo, "privacy_refusal") + by_kind(dpo, "write_refusal")
+                if looks_like_tool_call(r["rejected"])]
+    shown_digits = lambda r, q: any(re.search(r"\d{3}", w) and w in r["prompt"][1]["content"]  # noqa: E731
+                                    for w in q.split())
+    leaked = [r for r, p in searches if p.ok and p.calls[0].name == "search_memory"
+              and shown_digits(r, p.calls[0].arguments["query"])]
+    assert len(leaked) >= 5
 
 
 def test_relative_dates_resolve_against_today_in_context(rows):
