@@ -56,7 +56,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
     """Claims the speaker makes about themself in `doc` (one message)."""
     out = _Out()
     quoted = guards.quoted_ranges(doc.text)
-    laughs = any(spans.lower(t) in L.LAUGHS for t in doc) or bool(re.search(r"\b(?:ha){2,}|\blo+l\b", doc.text, re.I))
+    laughs = phrases.laughs(doc.text)
     for sent in doc.sents:
         if guards.question(sent):
             continue
