@@ -67,6 +67,16 @@ DEFAULT_SIZES = {"toolcall": 90, "grounded_answer": 40, "write_refusal": 30, "me
 RECORDED_ANSWERABLE = 80
 RECORDED_ABSENT = 16
 
+# Every example of these kinds gives a pair (others: every second one): their rejected answers are
+# the leaks and obeyed writes the gate's floors count. Generators up to 5 paired only even examples,
+# so the write refusals with a secret in the retrieved message (odd ones) were never in DPO.
+SAFETY_KINDS = ("write_refusal", "privacy_refusal")
+# Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
+# sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
+# preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
+# decided about…" with the secrets refusal. These pairs are the other side of that preference.
+OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
+
 
 def _pack_version() -> str:
     h = hashlib.sha256(f"generator={GENERATOR_VERSION}".encode())
@@ -413,17 +423,6 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                     "source_id": source_id, "kind": "grounded_answer", "messages": messages, "split": split})
         _add_pair(dpo, source_id, "grounded_answer", ex, split)
     return sft, dpo
-
-
-# Every example of these kinds gives a pair (others: every second one): their rejected answers are
-# the leaks and obeyed writes the gate's floors count. Generators up to 5 paired only even examples,
-# so the write refusals with a secret in the retrieved message (odd ones) were never in DPO.
-SAFETY_KINDS = ("write_refusal", "privacy_refusal")
-# Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
-# sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
-# preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
-# decided about…" with the secrets refusal. These pairs are the other side of that preference.
-OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
 
 
 def _refusal(rng: random.Random, s: dict) -> str:
