@@ -164,7 +164,7 @@ def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
 def train_run_config(args: argparse.Namespace) -> dict:
     """The training chain's run config from `truffle train`'s flags."""
     lora = {"base_model": args.base, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
-            "sft_from": args.sft_from}
+            "sft_from": args.sft_from, "dpo_from": args.dpo_from}
     if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
         lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds,
                  "dpo_learning_rate": args.dpo_learning_rate, "dpo_sft_weight": args.dpo_sft_weight}
@@ -400,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="DPO steps on the pack's preference pairs after SFT (0 = SFT only)")
     train.add_argument("--sft-from", metavar="RUN", default=None,
                        help="start from an earlier run's SFT checkpoints (same base, rows and SFT flags), e.g. to try DPO")
+    train.add_argument("--dpo-from", metavar="RUN", default=None,
+                       help="a second DPO stage on an earlier run's finished adapter (same base, rows and SFT flags; "
+                            "no SFT); that adapter is the reference")
     train.add_argument("--dpo-learning-rate", type=float, default=None,
                        help="DPO's learning rate (default: --learning-rate)")
     train.add_argument("--dpo-kinds", nargs="+", default=[], metavar="KIND",

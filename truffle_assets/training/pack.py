@@ -36,7 +36,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 7  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 8  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
@@ -71,6 +71,10 @@ RECORDED_ABSENT = 16
 # the leaks and obeyed writes the gate's floors count. Generators up to 5 paired only even examples,
 # so the write refusals with a secret in the retrieved message (odd ones) were never in DPO.
 SAFETY_KINDS = ("write_refusal", "privacy_refusal")
+# And this many more examples of each safety kind give DPO pairs only (numbered on from the SFT
+# rows, so those stay byte-identical and an earlier SFT can be reused). Runs 12 and 13 cleared every
+# suite but the gate's adversarial floor; at batch 1 they saw ~12 write and ~27 privacy pairs.
+SAFETY_DPO_EXTRA = 60
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
@@ -390,10 +394,11 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
                   eval_percent: int = 10) -> tuple[list[dict], list[dict]]:
     """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
     `grounded_runtime_answerable` and `grounded_runtime_absent` pick the recorded runtime rows,
-    default `RECORDED_ANSWERABLE` and `RECORDED_ABSENT`, and `grounded_runtime` caps their total);
-    DPO rows come from every second example of each kind, and from every recorded runtime row."""
+    default `RECORDED_ANSWERABLE` and `RECORDED_ABSENT`, and `grounded_runtime` caps their total;
+    `safety_dpo_extra` overrides SAFETY_DPO_EXTRA); DPO rows come from every second example of each
+    kind, every safety example and its DPO-only extras, and every recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
-    if unknown := set(sizes) - set(KINDS) - set(_RUNTIME_KEYS):
+    if unknown := set(sizes) - set(KINDS) - set(_OTHER_SIZE_KEYS):
         raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
@@ -412,6 +417,11 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
             if kind in OVER_REFUSAL_FROM:  # same prompt and split as the row it comes from
                 refusal = _refusal(random.Random(f"{seed}/over_refusal/{source_id}"), slots)
                 _add_pair(dpo, source_id, "over_refusal", Example(ex.prompt, ex.chosen, refusal), split)
+        if kind in SAFETY_KINDS:
+            for n in range(sizes[kind], sizes[kind] + sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA)):
+                rng = random.Random(f"{seed}/{kind}/{n}")
+                ex = _BUILDERS[kind](n, rng, make_slots(rng, lib, _today(rng)), system)
+                _add_pair(dpo, f"{kind}/{n}", kind, ex, split_for(f"{kind}/{n}", eval_percent))
     runtime = _recorded_selection(sizes.get("grounded_runtime_answerable", RECORDED_ANSWERABLE),
                                   sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
     runtime = runtime[: sizes.get("grounded_runtime", len(runtime))]
@@ -434,7 +444,7 @@ def _refusal(rng: random.Random, s: dict) -> str:
     return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
 
 
-_RUNTIME_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent")
+_OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent", "safety_dpo_extra")
 
 
 def _evenly(rows: list[dict], cap: int) -> list[dict]:

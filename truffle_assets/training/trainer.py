@@ -189,12 +189,14 @@ def _cuda() -> bool:
 def train(
     base_dir: str | Path, sft_dir: str | Path, out_dir: str | Path, params: LoraParams,
     dpo_dir: str | Path | None = None, backend: Backend | None = None, resume: bool = True,
-    save_steps: int = 50, progress: Progress | None = None,
+    save_steps: int = 50, progress: Progress | None = None, init_adapter: str | Path | None = None,
 ) -> TrainResult:
     """SFT (then optional DPO) LoRA run; writes `out_dir/adapter` and `out_dir/train_result.json`.
 
     Checkpoints go to `out_dir/checkpoints/{sft,dpo}` every `save_steps`; with `resume` an
-    interrupted run continues from the newest one instead of starting over.
+    interrupted run continues from the newest one instead of starting over. With `init_adapter`
+    (an earlier run's finished adapter) there is no SFT: DPO trains that adapter further, against a
+    frozen copy of it as the reference (a second DPO stage).
     """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -211,6 +213,9 @@ def train(
 
     model, tokenizer = load_base(base_dir, backend, params.seq_len)
     preflight(model, tokenizer, rows, params)
+    if init_adapter is not None:
+        return _second_stage(model, tokenizer, Path(init_adapter), dpo_dir, out, params, backend, resume,
+                             save_steps, progress)
     model = attach_lora(model, params, backend)
     trainable, total = check_trainable(model)
 
@@ -238,10 +243,36 @@ def train(
         result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
         result.wall_s = round(time.perf_counter() - t0, 2)
 
+    return _save(model, tokenizer, out, result)
+
+
+def _save(model, tokenizer, out: Path, result: TrainResult) -> TrainResult:
     model.save_pretrained(result.adapter_dir)
     tokenizer.save_pretrained(result.adapter_dir)
     (out / "train_result.json").write_text(json.dumps(result.to_json(), indent=2))
     return result
+
+
+def _second_stage(model, tokenizer, init_adapter: Path, dpo_dir, out: Path, params: LoraParams, backend: Backend,
+                  resume: bool, save_steps: int, progress: Progress | None) -> TrainResult:
+    """DPO on top of a finished adapter: its SFT and first DPO are kept, and TRL's frozen "ref"
+    copy of it makes that policy the reference the new pairs are measured against."""
+    from peft import PeftModel
+
+    if backend != "trl":
+        raise TrainingError("a second DPO stage runs on the TRL + PEFT backend only")
+    if not (params.dpo and dpo_dir is not None):
+        raise TrainingError("starting from an earlier adapter trains DPO only: set dpo and a DPO dataset")
+    if not (init_adapter / "adapter_config.json").is_file():
+        raise TrainingError(f"{init_adapter}: no finished adapter (adapter_config.json) to start from")
+    model = PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
+    trainable, total = check_trainable(model)
+    t0 = time.perf_counter()
+    dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
+    result = TrainResult(adapter_dir=str(out / "adapter"), backend=backend, steps=0, losses=[],
+                         dpo_losses=dpo_losses, trainable_params=trainable, total_params=total,
+                         wall_s=round(time.perf_counter() - t0, 2), resumed_from=str(init_adapter))
+    return _save(model, tokenizer, out, result)
 
 
 SFT_PARAMS = ("rank", "alpha", "dropout", "learning_rate", "epochs", "max_steps", "seq_len", "batch_size",
@@ -259,15 +290,24 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     last = _last_checkpoint(src / "checkpoints" / "sft")
     if not (src / "base.json").exists() or last is None:
         raise TrainingError(f"{src}: no finished run with SFT checkpoints to start from")
+    check_same_sft(src, run_meta)
+    # resuming needs only the newest checkpoint (its optimizer state is ~2x the adapter); not the older one
+    shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
+
+
+def check_same_sft(src: Path, run_meta: dict) -> dict:
+    """The earlier run's `base.json`, when it agrees with `run_meta` on the base, the SFT rows and
+    every SFT setting; otherwise its adapter would be another run's SFT under this one's name."""
+    if not (src / "base.json").exists():
+        raise TrainingError(f"{src}: not a finished run (no base.json)")
     old = json.loads((src / "base.json").read_text())
     diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")
              if old.get(k) != run_meta[k]]
     diffs += [f"{k}: {old['params'].get(k)!r} there, {run_meta['params'][k]!r} here" for k in SFT_PARAMS
               if old["params"].get(k) != run_meta["params"][k]]
     if diffs:
-        raise TrainingError(f"cannot start from {src.name}'s SFT: " + "; ".join(diffs))
-    # resuming needs only the newest checkpoint (its optimizer state is ~2x the adapter); not the older one
-    shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
+        raise TrainingError(f"cannot start from {src.name}: " + "; ".join(diffs))
+    return old
 
 
 def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool, save_steps: int,

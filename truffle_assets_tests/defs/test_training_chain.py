@@ -165,3 +165,45 @@ def test_a_run_can_start_from_an_earlier_runs_sft(chain):
         assert "learning_rate: 0.01 there, 0.02 here" in str(failure.event_specific_data.error)
     finally:
         pointer.write_text(before)
+
+
+def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
+    """`dpo_from` trains a finished run's adapter further with DPO alone, against a frozen copy of
+    that adapter: the first step's loss is log 2 only if the reference is that policy, not the base."""
+    import math
+
+    from safetensors.torch import load_file
+
+    from truffle_assets.defs.training.assets import lora_adapter
+
+    _, models, instance, resources = chain
+    pointer = Path(models.root) / "runs" / "candidate.json"
+    before = pointer.read_text()
+    first = models.candidate_dir()
+    lora = {"base_model": "tiny", "max_steps": 80, "learning_rate": 1e-2, "rank": 16, "seq_len": 1024,
+            "dpo": True, "dpo_max_steps": 3}
+    try:
+        stage = dg.materialize([lora_adapter], instance=instance, resources=resources,
+                               run_config={"ops": {"lora_adapter": {"config": {**lora, "dpo_from": first.name}}}})
+        second = models.candidate_dir()
+        result = json.loads((second / "train_result.json").read_text())
+        assert stage.success and second != first
+        assert result["steps"] == 0 and result["losses"] == [] and len(result["dpo_losses"]) == 3
+        assert result["resumed_from"] == str(first / "adapter")
+        assert math.isclose(result["dpo_losses"][0], math.log(2), abs_tol=1e-3)
+        assert json.loads((second / "base.json").read_text())["stages"] == [first.name, second.name]
+        weights = "adapter_model.safetensors"
+        old, new = load_file(first / "adapter" / weights), load_file(second / "adapter" / weights)
+        assert old.keys() == new.keys() and any(not (old[k] == new[k]).all() for k in old)
+
+        both = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
+                              run_config={"ops": {"lora_adapter": {"config": {
+                                  **lora, "dpo_from": first.name, "sft_from": first.name}}}})
+        assert not both.success
+        other = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
+                               run_config={"ops": {"lora_adapter": {"config": {
+                                   **lora, "dpo_from": first.name, "rank": 8}}}})
+        failure = next(e for e in other.all_events if e.is_step_failure)
+        assert "rank: 16 there, 8 here" in str(failure.event_specific_data.error)
+    finally:
+        pointer.write_text(before)

@@ -53,8 +53,8 @@ def test_counts_per_kind(rows):
     recorded = min(len(recorded_rows()) - absent, RECORDED_ANSWERABLE) + min(absent, RECORDED_ABSENT)
     assert recorded >= 50
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
-    assert Counter(r["kind"] for r in dpo) == Counter({k: n if k in pack.SAFETY_KINDS else (n + 1) // 2
-                                                       for k, n in DEFAULT_SIZES.items()}) \
+    assert Counter(r["kind"] for r in dpo) == Counter({k: n + pack.SAFETY_DPO_EXTRA if k in pack.SAFETY_KINDS
+                                                       else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
         + Counter({"grounded_answer": recorded,
                    "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM)})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
@@ -63,6 +63,12 @@ def test_counts_per_kind(rows):
     splits = Counter(r["split"] for r in sft)
     assert 0.04 < splits["eval"] / len(sft) < 0.2
     small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
+    # the safety kinds' DPO-only extras are numbered on from their SFT rows and leave those alone
+    fewer = generate_pack({"safety_dpo_extra": 0})
+    assert fewer[0] == sft and len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS)
+    extra = {r["source_id"] for r in dpo} - {r["source_id"] for r in fewer[1]}
+    assert {s.split("/")[0] for s in extra} == set(pack.SAFETY_KINDS)
+    assert all(int(s.split("/")[1]) >= DEFAULT_SIZES[s.split("/")[0]] for s in extra)
     assert Counter(r["kind"] for r in small)["toolcall"] == 6 and not by_kind(small, "memory_type")
     with pytest.raises(ValueError, match="unknown pack kinds"):
         generate_pack({"poetry": 3})
@@ -146,7 +152,7 @@ def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
 def test_every_safety_example_is_a_pair_and_recapping_a_secret_is_rejected(rows):
     sft, dpo = rows
     for kind in pack.SAFETY_KINDS:
-        assert {r["source_id"] for r in by_kind(dpo, kind)} == {r["source_id"] for r in by_kind(sft, kind)}
+        assert {r["source_id"] for r in by_kind(dpo, kind)} >= {r["source_id"] for r in by_kind(sft, kind)}
     # the leak tuned runs kept making: the shown message recapped with its value and citation
     recaps = [r for r in by_kind(dpo, "privacy_refusal") + by_kind(dpo, "write_refusal")
               if re.fullmatch(r"\w+ shared the [\w ]+ \S.* \[msg:[0-9a-f]+\]\.", r["rejected"])]
@@ -213,7 +219,8 @@ def test_refusals_never_call_tools_or_leak(rows):
         assert not looks_like_tool_call(answer) and ("read-only" in answer or "memory-safety" in answer)
     for r in by_kind(dpo, "write_refusal"):
         p = parse_tool_calls(r["rejected"])
-        assert not p.ok  # either a write call (refused by the parser) or a false claim
+        # a write call (refused by the parser), a false claim, or a search carrying the shown secret
+        assert not p.ok or _SECRET_VALUE.search(p.calls[0].arguments["query"]), r["rejected"]
     # a write instruction planted in retrieved text: the answer cites what the chat said, calls nothing
     planted = [r for r in by_kind(sft, "write_refusal") if len(r["messages"]) == 4]
     assert len(planted) >= 5

@@ -117,6 +117,7 @@ class LoraConfig(LoraParams, dg.Config):
     backend: str = "auto"  # auto = Unsloth when CUDA and the `gpu` extra are there, else TRL + PEFT
     resume: bool = True
     sft_from: str | None = None  # an earlier run id: start from its SFT checkpoints (same base, rows, settings)
+    dpo_from: str | None = None  # an earlier run id: a second DPO stage on its finished adapter (no SFT)
 
 
 def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[str, str | None]:
@@ -145,7 +146,7 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
     ),
 )
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
-    from truffle_assets.training.trainer import loss_plot_png, reuse_sft, select_backend, train
+    from truffle_assets.training.trainer import check_same_sft, loss_plot_png, reuse_sft, select_backend, train
 
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
@@ -160,10 +161,19 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
 
     run_meta = {"base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
                 "sft_content_hash": manifest.content_hash, "params": config.model_dump()}
+    if config.sft_from and config.dpo_from:
+        raise dg.Failure("sft_from and dpo_from both pick where training starts; set one")
+    init_adapter = None
     if config.sft_from:
         reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
+    if config.dpo_from:
+        src = run_dir.parent / config.dpo_from
+        # the chain of stages stays readable from the last run: this one's stage 1 and where it began
+        run_meta["stages"] = [*check_same_sft(src, run_meta).get("stages", [config.dpo_from]), run_dir.name]
+        init_adapter = src / "adapter"
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
-                   backend=backend, resume=config.resume or bool(config.sft_from), progress=progress)
+                   backend=backend, resume=config.resume or bool(config.sft_from), progress=progress,
+                   init_adapter=init_adapter)
     (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{result.adapter_dir}",
