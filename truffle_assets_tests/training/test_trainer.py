@@ -116,3 +116,13 @@ def test_dpo_kinds_pick_pairs_and_a_kind_with_no_pairs_fails(world, tmp_path):
     with pytest.raises(TrainingError, match="no DPO pairs of kind privacy_refusal .* its kinds: toolcall"):
         train(base, root / "sft", tmp_path / "b", LoraParams(**params, dpo_kinds=["privacy_refusal"]),
               dpo_dir=root / "dpo")
+
+
+def test_a_second_stage_needs_a_finished_adapter_and_dpo(world, tmp_path):
+    root, base, _ = world
+    params = LoraParams(**SMALL, max_steps=1, learning_rate=1e-2, dpo=True, dpo_max_steps=1)
+    with pytest.raises(TrainingError, match="no finished adapter"):
+        train(base, root / "sft", tmp_path / "a", params, dpo_dir=root / "dpo", init_adapter=tmp_path / "none")
+    first = train(base, root / "sft", tmp_path / "b", params, dpo_dir=root / "dpo")
+    with pytest.raises(TrainingError, match="DPO only"):
+        train(base, root / "sft", tmp_path / "c", params, init_adapter=first.adapter_dir)
