@@ -148,6 +148,8 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.training.trainer import check_same_sft, loss_plot_png, reuse_sft, select_backend, train
 
+    if config.sft_from and config.dpo_from:  # before a run folder is made and named the candidate
+        raise dg.Failure("sft_from and dpo_from both pick where training starts; set one")
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
     base, pre = base_for(config.base_model, models, sft_dir)
@@ -161,14 +163,12 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
 
     run_meta = {"base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
                 "sft_content_hash": manifest.content_hash, "params": config.model_dump()}
-    if config.sft_from and config.dpo_from:
-        raise dg.Failure("sft_from and dpo_from both pick where training starts; set one")
     init_adapter = None
     if config.sft_from:
         reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
     if config.dpo_from:
         src = run_dir.parent / config.dpo_from
-        # the chain of stages stays readable from the last run: this one's stage 1 and where it began
+        # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone
         run_meta["stages"] = [*check_same_sft(src, run_meta).get("stages", [config.dpo_from]), run_dir.name]
         init_adapter = src / "adapter"
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
