@@ -42,8 +42,11 @@ def write_model_card(run_dir: str | Path, rollback_target: str | None) -> Path:
         f"- SFT dataset content hash: `{base.get('sft_content_hash')}`",
         "",
         "## Training",
-        f"- Backend: {train.get('backend')}; steps {train.get('steps')}; final loss "
-        f"{(train.get('losses') or [float('nan')])[-1]}",
+        f"- Backend: {train.get('backend')}; SFT steps {train.get('steps')}, final loss "
+        f"{(train.get('losses') or [float('nan')])[-1]}; DPO steps {len(train.get('dpo_losses') or [])}, final loss "
+        f"{(train.get('dpo_losses') or [float('nan')])[-1]}",
+        *([f"- Stages: {' → '.join(base['stages'])} (the first run's SFT and DPO, then a DPO stage on the "
+           "adapter of the run before each later one; this run's SFT steps are 0)"] if base.get("stages") else []),
         f"- Trainable params: {train.get('trainable_params')} of {train.get('total_params')}",
         f"- Tokens: {train.get('train_tokens')} at {train.get('tokens_per_s')} tokens/s; wall time {wall:.0f} s",
         f"- Estimated energy: {energy_wh:.2f} Wh ({cores} cores × {WATTS_PER_CORE:.0f} W assumed, not metered)",

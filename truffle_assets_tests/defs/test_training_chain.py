@@ -175,6 +175,7 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
     from safetensors.torch import load_file
 
     from truffle_assets.defs.training.assets import lora_adapter
+    from truffle_assets.training.card import write_model_card
 
     _, models, instance, resources = chain
     pointer = Path(models.root) / "runs" / "candidate.json"
@@ -192,6 +193,8 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         assert result["resumed_from"] == str(first / "adapter")
         assert math.isclose(result["dpo_losses"][0], math.log(2), abs_tol=1e-3)
         assert json.loads((second / "base.json").read_text())["stages"] == [first.name, second.name]
+        card = write_model_card(second, None).read_text()
+        assert f"Stages: {first.name} → {second.name}" in card and "DPO steps 3" in card
         weights = "adapter_model.safetensors"
         old, new = load_file(first / "adapter" / weights), load_file(second / "adapter" / weights)
         assert old.keys() == new.keys() and any(not (old[k] == new[k]).all() for k in old)
