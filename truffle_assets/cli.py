@@ -167,7 +167,8 @@ def train_run_config(args: argparse.Namespace) -> dict:
             "sft_from": args.sft_from, "dpo_from": args.dpo_from}
     if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
         lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds,
-                 "dpo_learning_rate": args.dpo_learning_rate, "dpo_sft_weight": args.dpo_sft_weight}
+                 "dpo_learning_rate": args.dpo_learning_rate, "dpo_sft_weight": args.dpo_sft_weight,
+                 "dpo_seed": args.dpo_seed}
     return {"ops": {"lora_adapter": {"config": lora},
                     "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
                                                "qa_limit": args.qa_limit}}}}
@@ -409,6 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="DPO only on these pack kinds' pairs, e.g. privacy_refusal write_refusal (default: all)")
     train.add_argument("--dpo-sft-weight", type=float, default=0.0,
                        help="weight of an SFT (NLL) term on the chosen answers beside the DPO loss (RPO; 0 = off)")
+    train.add_argument("--dpo-seed", type=int, default=None,
+                       help="the DPO pairs' shuffling seed (default: the run's seed); give a later --dpo-from stage its own")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")

@@ -31,6 +31,7 @@ class LoraParams(BaseModel):
     # > 0 adds that weight of NLL on the chosen answers to the DPO loss (RPO): DPO alone can lower
     # both answers' likelihood, and what the SFT taught goes with them
     dpo_sft_weight: float = 0.0
+    dpo_seed: int | None = None  # None = seed; a DPO stage (`dpo_from`) needs its own to draw its pairs in a new order
     seed: int = 0
     # activation checkpointing saves memory for long sequences on a GPU; on a CPU with RAM to spare
     # it only costs a second forward pass per step (TRL would turn it on by default)

@@ -335,6 +335,8 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     common = _common_args(params, ckpt, params.dpo_max_steps, save_steps)
     if params.dpo_learning_rate is not None:
         common["learning_rate"] = params.dpo_learning_rate
+    if params.dpo_seed is not None:  # the order pairs are drawn in (batch 1: which pairs a short run sees)
+        common["seed"] = params.dpo_seed
     losses = {"loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, params.dpo_sft_weight]} \
         if params.dpo_sft_weight > 0 else {}
     args = DPOConfig(**common, beta=params.dpo_beta, **losses)

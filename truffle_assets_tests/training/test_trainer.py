@@ -126,3 +126,16 @@ def test_a_second_stage_needs_a_finished_adapter_and_dpo(world, tmp_path):
     first = train(base, root / "sft", tmp_path / "b", params, dpo_dir=root / "dpo")
     with pytest.raises(TrainingError, match="DPO only"):
         train(base, root / "sft", tmp_path / "c", params, init_adapter=first.adapter_dir)
+
+
+def test_dpo_seed_changes_the_order_pairs_are_drawn_in(world, tmp_path):
+    """At batch 1 the seed decides which pairs a short DPO run sees first. Stages on one finished
+    adapter (no random LoRA init): the same seed repeats the DPO losses, another draws other pairs."""
+    root, base, _ = world
+    params = dict(**SMALL, max_steps=1, learning_rate=1e-2, dpo=True, dpo_max_steps=4, dpo_learning_rate=1e-2)
+    first = train(base, root / "sft", tmp_path / "first", LoraParams(**params), dpo_dir=root / "dpo")
+    runs = {name: train(base, root / "sft", tmp_path / name, LoraParams(**params, dpo_seed=seed),
+                        dpo_dir=root / "dpo", init_adapter=first.adapter_dir).dpo_losses
+            for name, seed in (("a", None), ("b", 0), ("c", 7))}
+    assert runs["a"] == pytest.approx(runs["b"])  # None falls back to the run's seed (0)
+    assert runs["c"] != pytest.approx(runs["a"])
