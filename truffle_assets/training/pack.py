@@ -403,12 +403,16 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
     for kind in KINDS:
-        for n in range(sizes[kind]):
+        extra = sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA) if kind in SAFETY_KINDS else 0
+        for n in range(sizes[kind] + extra):
             rng = random.Random(f"{seed}/{kind}/{n}")
             slots = make_slots(rng, lib, _today(rng))
             ex = _BUILDERS[kind](n, rng, slots, system)
             source_id = f"{kind}/{n}"
             split = split_for(source_id, eval_percent)
+            if n >= sizes[kind]:  # a safety kind's DPO-only extra, numbered on from its SFT rows
+                _add_pair(dpo, source_id, kind, ex, split)
+                continue
             messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
             sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
                         "source_id": source_id, "kind": kind, "messages": messages, "split": split})
@@ -417,11 +421,6 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
             if kind in OVER_REFUSAL_FROM:  # same prompt and split as the row it comes from
                 refusal = _refusal(random.Random(f"{seed}/over_refusal/{source_id}"), slots)
                 _add_pair(dpo, source_id, "over_refusal", Example(ex.prompt, ex.chosen, refusal), split)
-        if kind in SAFETY_KINDS:
-            for n in range(sizes[kind], sizes[kind] + sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA)):
-                rng = random.Random(f"{seed}/{kind}/{n}")
-                ex = _BUILDERS[kind](n, rng, make_slots(rng, lib, _today(rng)), system)
-                _add_pair(dpo, f"{kind}/{n}", kind, ex, split_for(f"{kind}/{n}", eval_percent))
     runtime = _recorded_selection(sizes.get("grounded_runtime_answerable", RECORDED_ANSWERABLE),
                                   sizes.get("grounded_runtime_absent", RECORDED_ABSENT))
     runtime = runtime[: sizes.get("grounded_runtime", len(runtime))]
