@@ -288,9 +288,9 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     """
     src = Path(src_run)
     last = _last_checkpoint(src / "checkpoints" / "sft")
-    if not (src / "base.json").exists() or last is None:
+    if last is None:
         raise TrainingError(f"{src}: no finished run with SFT checkpoints to start from")
-    check_same_sft(src, run_meta)
+    check_same_sft(src, run_meta)  # and refuses a folder with no base.json
     # resuming needs only the newest checkpoint (its optimizer state is ~2x the adapter); not the older one
     shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
 
