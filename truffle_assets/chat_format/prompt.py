@@ -32,6 +32,17 @@ def day_text(day: date | str) -> str:
     return f"{d.day} {d:%B %Y}"
 
 
+# Appended to the memory owner's name on their own lines. The prompt never said who the user is, so
+# the model had to guess that "Arjun Mehta" is the "I" of "which sport do I play?"; it answered with
+# the other speaker's city or named the user as their own partner.
+OWN_LINE_MARK = " (you)"
+
+
+def speaker(author: str, is_user: bool) -> str:
+    """The author as a message line shows it: the memory owner's name marked as the user's."""
+    return author + OWN_LINE_MARK if is_user else author
+
+
 def message_line(mid: str, author: str, text: str, day: date | str | None = None) -> str:
     """One retrieved message. The day it was sent is shown when known: without it "when did I start
     at Swiggy?" had no answer in the prompt unless the message happened to name a date."""

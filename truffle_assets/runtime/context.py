@@ -22,7 +22,7 @@ from datetime import date
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.chat_format.prompt import context_block, message_line
+from truffle_assets.chat_format.prompt import context_block, message_line, speaker
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
@@ -167,7 +167,7 @@ def _evidence_entries(items: list[dict], counter: TokenCounter) -> list[_Entry]:
     out = []
     for n, it in enumerate(items):
         mid, author, txt = evidence_line(it)
-        shown = (mid, author, txt, str(it["ts"])[:10] if it.get("ts") else None)
+        shown = (mid, speaker(author, bool(it.get("is_user"))), txt, str(it["ts"])[:10] if it.get("ts") else None)
         extra = counter.count(f"msg:{mid}, ") if it.get("uncertain") else 0
         # the messages the model just asked for first, then by retrieval score
         out.append(_Entry((int(it.get("round", 0) == latest and latest > 0), float(it["score"]), -n),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-from truffle_assets.chat_format.prompt import system_prompt
+from truffle_assets.chat_format.prompt import message_lines, system_prompt
 from truffle_assets.runtime.config import Budget
 from truffle_assets.runtime.context import compose_context
 from truffle_assets.runtime.prompts import text
@@ -58,6 +58,17 @@ def _context(out: dict) -> str:
 
 def _raw_lines(out: dict) -> list[str]:
     return [ln for ln in _context(out).split("Retrieved messages:", 1)[1].splitlines() if ln.startswith("[msg:")]
+
+
+def test_the_owners_own_lines_are_marked(qwen_tokens, tmp_path):
+    # "which sport do I play?" is answered by the owner's line, and nothing else says who the owner is
+    mine = _item(2, 0.5) | {"author": "Arjun Mehta", "is_user": True, "text": "Cricket is my favourite sport"}
+    out, _ = _compose(_state(items=[_item(1, 0.9), mine]), qwen_tokens, tmp_path)
+    assert _raw_lines(out) == [f"[msg:m001] Priya Sharma (2 September 2022): {_item(1, 0.9)['text']}",
+                               "[msg:m002] Arjun Mehta (you) (3 September 2022): Cricket is my favourite sport"]
+    # and it reads back like any line (the recorded training rows are parsed with `message_lines`)
+    line = _raw_lines(out)[1].replace("m002", "a002")
+    assert message_lines(line) == [("a002", "Arjun Mehta (you)", "Cricket is my favourite sport", "3 September 2022")]
 
 
 def test_layout_when_everything_fits(qwen_tokens, tmp_path):
