@@ -1,5 +1,5 @@
-"""The `truffle` console script: parse, synth, ingest, up, forget, recall, ask, chat, serve, train, promote, rollback,
-audit, ship, install-shipped."""
+"""The `truffle` console script: parse, synth, ingest, up, forget, recall, ask, chat, serve, train, eval, promote,
+rollback, audit, ship, install-shipped."""
 
 from __future__ import annotations
 
@@ -187,6 +187,39 @@ def cmd_train(args: argparse.Namespace) -> int:
     for ev in result.get_asset_check_evaluations():
         print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
+    return 0 if result.success else 1
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Re-evaluate a finished run (default: the candidate) and re-check its gate, with no training: the
+    run becomes the candidate and `eval_report`, `eval_gate` and `model_card` are materialized again.
+    The earlier report is kept beside the new one as `eval-<time>/`."""
+    import dagster as dg
+
+    from truffle_assets.definitions import EVAL_CHAIN, defs
+    from truffle_assets.files import write_json_atomic
+    from truffle_assets.registry import read_gate
+
+    run_dir = _run_dir(args).resolve()
+    if not any((run_dir / "gguf").glob("*.gguf")):
+        print(f"error: {run_dir / 'gguf'} holds no GGUF: train the run (or its gguf_model step) first", file=sys.stderr)
+        return 1
+    if (run_dir / "eval").is_dir():
+        (run_dir / "eval").rename(run_dir / f"eval-{time.strftime('%Y%m%d-%H%M%S')}")
+    write_json_atomic(run_dir.parent / "candidate.json", {"run_id": run_dir.name, "run_dir": str(run_dir)})
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _local_dagster_home()
+    config = {"temperatures": args.temperatures, "limit": args.eval_limit, "qa_limit": args.qa_limit, "qa": not args.no_qa}
+    from truffle_assets.defs.resources import ModelsResource
+
+    # the models root that holds --runs, and --registry (whose active model is the reference)
+    models = ModelsResource(root=str(run_dir.parent.parent), registry_dir=args.registry,
+                            audit_key=defs.resources["models"].audit_key)
+    result = dg.materialize(EVAL_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources | {"models": models},
+                            run_config={"ops": {"eval_report": {"config": config}}}, raise_on_error=False)
+    gate = read_gate(run_dir)
+    print(f"run {result.run_id}: {'success' if result.success else 'failed'}; {run_dir.name} gate: "
+          f"{'passed' if gate else 'FAILED' if gate is False else 'not evaluated'} ({run_dir / 'eval' / 'report.md'})")
     return 0 if result.success else 1
 
 
@@ -416,7 +449,16 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
     train.set_defaults(func=cmd_train)
+    ev = sub.add_parser("eval", help="re-evaluate a run's GGUF (default: the candidate) and re-check its gate, no training")
+    ev.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
+    ev.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    ev.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
+    ev.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
+    ev.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
+    ev.add_argument("--no-qa", action="store_true", help="skip the QA suite (it asks through the runtime, at temperature 0)")
+    ev.set_defaults(func=cmd_eval)
     registry = str(paths.registry_dir())
+    ev.add_argument("--registry", default=registry)
     for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),
                               ("rollback", cmd_rollback, "restore the previously active model"),
                               ("models", cmd_models, "the active model and the promotion history")):

@@ -20,6 +20,7 @@ from truffle_assets.registry import KEY_ENV
 
 TRAINING_ASSETS = [sft_dataset, dpo_dataset, lora_adapter, merged_model, gguf_model, modelfile, eval_report, model_card]
 TRAINING_CHAIN = [*TRAINING_ASSETS, eval_gate]  # what `truffle train` and the tests materialize
+EVAL_CHAIN = [eval_report, eval_gate, model_card]  # what `truffle eval` re-materializes on a finished run
 
 defs = dg.Definitions(
     assets=[whatsapp_exports, messages, message_pii, message_streams, episodes, summaries, facts, profile, memory_index,
@@ -28,6 +29,9 @@ defs = dg.Definitions(
     jobs=[
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
                             description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
+        dg.define_asset_job("evaluate_candidate", selection=[eval_report, model_card],
+                            description="Re-evaluate the candidate's GGUF (e.g. at other temperatures) and re-check "
+                                        "its gate; `truffle eval RUN` makes RUN the candidate first."),
         promote_model, rollback_model,
         runtime_retention,
         forget_memory,  # the last step of `truffle forget` / POST /api/forget, one run per forget

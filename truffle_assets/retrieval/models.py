@@ -83,6 +83,7 @@ class EvidenceItem(BaseModel):
     components: ScoreComponents
     via: str  # 'raw' | 'summary'
     uncertain: bool
+    is_user: bool = False           # written by the memory owner (the prompt marks those lines "(you)")
     # the message redacted but as written (spelling, emoji, line breaks): what a person or the model
     # reads; None from an index built before it (show `text` with its emoji back instead)
     shown_text: str | None = None

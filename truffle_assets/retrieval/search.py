@@ -283,7 +283,8 @@ def _evidence_item(r: dict, sig: Signals, j: int, score: float, base: float, w: 
                            asks=round(float(sig.asks[j]), 4) if sig.asks is not None else 0.0)
     return EvidenceItem(
         message_id=r["message_id"], episode_id=r["episode_id"], chat_id=r["chat_id"], ts=r["ts"],
-        author=r["author"], text=r["text"], shown_text=r.get("shown_text"), score=round(float(score), 4),
+        author=r["author"], is_user=bool(r.get("is_user")), text=r["text"], shown_text=r.get("shown_text"),
+        score=round(float(score), 4),
         components=comp,
         # dense and BM25 hits (and their BM25 neighbours) are "raw"; the rest came through a summary
         via="raw" if ("_distance" in r or "lex" in r) else "summary",
@@ -333,6 +334,7 @@ def retrieve_baseline(query: str, index: str | Path | MemoryIndex, k: int = 10,
         comp = ScoreComponents(**({"lexical": s} if mode == "bm25" else {"semantic": s}))
         pack.items.append(EvidenceItem(message_id=r["message_id"], episode_id=r["episode_id"],
                                        chat_id=r["chat_id"], ts=r["ts"], author=r["author"], text=r["text"],
+                                       is_user=bool(r.get("is_user")),
                                        shown_text=r.get("shown_text"),
                                        score=round(float(s), 4), components=comp, via="raw", uncertain=False))
     pack.timing_ms = {"total": round((time.perf_counter() - t0) * 1000, 2)}

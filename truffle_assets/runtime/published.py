@@ -39,7 +39,7 @@ def read_json_cached(path: Path) -> Any:
     return data
 
 
-MESSAGE_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "text"]
+MESSAGE_COLS = ["message_id", "episode_id", "chat_id", "ts", "author", "is_user", "text"]
 
 
 def _message_cols(tbl) -> list[str]:

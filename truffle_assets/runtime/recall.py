@@ -30,7 +30,8 @@ def _iso(v: Any) -> str | None:
 def _item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
     """An evidence-pool item from a `fetch_messages` row."""
     return {"message_id": r["message_id"], "episode_id": r.get("episode_id"), "chat_id": r["chat_id"],
-            "ts": _iso(r.get("ts")), "author": r.get("author"), "text": r.get("text") or "",
+            "ts": _iso(r.get("ts")), "author": r.get("author"),
+            "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
             "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
 
 

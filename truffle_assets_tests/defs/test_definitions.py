@@ -69,4 +69,4 @@ def test_blocking_checks_and_sensors():
                         ("gguf_model", "gguf_answers_tool_call")):
         assert checks[(asset, name)].blocking, name  # bad rows or a broken GGUF stop the chain
     assert not checks[("eval_report", "eval_gate")].blocking  # promotion enforces it; the card still gets written
-    assert {j.name for j in defs.jobs} >= {"train_candidate", "promote_model", "rollback_model"}
+    assert {j.name for j in defs.jobs} >= {"train_candidate", "evaluate_candidate", "promote_model", "rollback_model"}

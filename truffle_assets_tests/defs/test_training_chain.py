@@ -210,3 +210,33 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         assert "rank: 16 there, 8 here" in str(failure.event_specific_data.error)
     finally:
         pointer.write_text(before)
+
+
+def test_eval_re_evaluates_a_finished_run_without_training(chain, tmp_path, monkeypatch, capsys):
+    """`truffle eval RUN`: the run becomes the candidate, its GGUF is evaluated again (here at another
+    temperature) and its gate re-checked; the earlier report is kept. The active model is not
+    compared with itself."""
+    _, models, _, _ = chain
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    runs = Path(models.root) / "runs"
+    pointer = runs / "candidate.json"
+    before = pointer.read_text()
+    run = min(d for d in runs.iterdir() if (d / "gguf").is_dir())
+    models.registry().promote(run, gate_passed=False, force=True, reason="eval test")
+    try:
+        common = ["--runs", str(runs), "--registry", models.registry_dir]
+        assert truffle(["eval", run.name, *common, "--temperatures", "0.4", "--eval-limit", "2", "--no-qa"]) == 0
+        assert json.loads(pointer.read_text())["run_id"] == run.name
+        report = json.loads((run / "eval" / "report.json").read_text())
+        assert list(report["scores"]) == ["0.4"] and "qa" not in report["scores"]["0.4"]["objectives"]
+        assert report["meta"]["reference"] == "no reference"  # the tiny base has no GGUF; never the run itself
+        kept = [d for d in run.iterdir() if d.name.startswith("eval-")]
+        assert len(kept) == 1 and list(json.loads((kept[0] / "report.json").read_text())["scores"]) == ["0.0"]
+        assert "gate: FAILED" in capsys.readouterr().out
+
+        untrained = runs / "untrained"
+        (untrained / "gguf").mkdir(parents=True)
+        assert truffle(["eval", "untrained", *common]) == 1
+        assert "holds no GGUF" in capsys.readouterr().err
+    finally:
+        pointer.write_text(before)

@@ -6,7 +6,7 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 
 from __future__ import annotations
 
-from truffle_assets.chat_format.prompt import message_lines
+from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines
 from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
 from truffle_assets.training.grounded import NOT_FOUND_WORDINGS, context_lines, not_found, rows_for
@@ -35,12 +35,15 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
         ctx = "\n".join(m["content"] for m in r["prompt"] if m["role"] == "system")
         days = [day for *_, day in message_lines(ctx) if day]
         assert len(days) == len(lines) == ctx.count("\n[msg:")  # each line shows the day it was sent
-        assert not any(a.endswith(")") for _, a, _ in lines)  # and the parse keeps it out of the author
+        # and the parse keeps it out of the author, which only the owner's "(you)" mark follows
+        assert not any(a.removesuffix(OWN_LINE_MARK).endswith(")") for _, a, _ in lines)
         assert set(ids) <= set(shown), "a grounded answer cites only messages its prompt shows"
         if ids:  # the cited message is the planted one or states the value
             assert all(i in q.evidence or any(key_matches(k, shown[i]) for k in q.keys) for i in ids)
         else:  # "not in memory" only where nothing was planted: a retrieval miss makes no row
             assert not q.answerable and r["chosen"] in (not_found(q), REFUSAL)
+    authors = {a for r in rows for _, a, _ in context_lines(r["prompt"])}
+    assert f"{truth['user']}{OWN_LINE_MARK}" in authors and truth["user"] not in authors
 
 
 def test_the_suite_scores_answers_through_the_whole_turn(world, make_service, llm):

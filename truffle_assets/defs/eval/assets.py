@@ -88,6 +88,8 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
     run_dir = models.candidate_dir()
     gguf = next((run_dir / "gguf").glob("*.gguf"))
     active = models.registry().active()
+    if active and active.run_id == run_dir.name:  # re-evaluating the active model: not against itself
+        active = None
     reference = active.eval_report_path if active and Path(active.eval_report_path).exists() else None
     compared_with = active.run_id if active else "no reference"
     secrets = planted_secrets(exports.exports_dir)
