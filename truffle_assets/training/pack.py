@@ -30,16 +30,16 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any
 
-from truffle_assets.chat_format.prompt import chat_prompt, context_block, system_prompt
+from truffle_assets.chat_format.prompt import chat_prompt, context_block, day_text, speaker, system_prompt
 from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 8  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 9  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
-KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card")
+KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
 # SFT rows; DPO rows: every second one. Beside the grounded answers recorded on the runtime's own
 # prompts (`recorded_rows`, 172 of them; 96 kept below), which are the product's main job. At batch 1
 # a 150-step run saw under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
@@ -56,7 +56,7 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
 #   with no evidence shown (invented, cited facts) instead of searching. Training time follows
 #   tokens, not rows, so the shorter pack buys ~200 steps for the time 150 took.
 DEFAULT_SIZES = {"toolcall": 90, "grounded_answer": 40, "write_refusal": 30, "memory_type": 36,
-                 "privacy_refusal": 65, "question_card": 10}
+                 "privacy_refusal": 65, "question_card": 10, "reading": 0}
 # How many of the recorded runtime rows to keep, evenly spaced over the recorded seeds and the dev
 # set (size keys `grounded_runtime_answerable` and `grounded_runtime_absent`; `grounded_runtime`
 # then caps the total). When the "not in your memory" rows were 26 copies of one string, its first
@@ -75,6 +75,11 @@ SAFETY_KINDS = ("write_refusal", "privacy_refusal")
 # rows, so those stay byte-identical and an earlier SFT can be reused). Runs 12 and 13 cleared every
 # suite but the gate's adversarial floor; at batch 1 they saw ~12 write and ~27 privacy pairs.
 SAFETY_DPO_EXTRA = 60
+# `reading` pairs are DPO only (no SFT rows, so the SFT of earlier runs still applies): this many,
+# size key `reading_pairs`. Every tuned run cited the right message and named the wrong value from
+# it ("You moved to Pune", citing "moving to Bengaluru on 22 August. Pune I'll miss you"); each pair
+# rejects exactly that misreading (`prompts/pack/reading.json`).
+READING_PAIRS = 120
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
@@ -384,9 +389,33 @@ def _question_card(n: int, rng: random.Random, s: dict, system: str) -> Example:
     return Example(prompt, fill(tpl["answer"], s), rejected)
 
 
+def _reading(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    templates = _templates("reading")["templates"]
+    tpl, lib = templates[n % len(templates)], _templates("slots")
+    s = s | {"pet2": rng.choice([p for p in lib["pets"] if p != s["pet"]]),
+             "food2": rng.choice([f for f in lib["foods"] if f != s["food"]])}
+    # the template's lines oldest first, a week or more apart, then up to two others' small talk between
+    back = sorted(rng.sample(range(3, 400), len(tpl["lines"])), reverse=True)
+    days = [s["today"] - timedelta(days=b) for b in back]
+    if tpl.get("next_day"):  # "All the best for tomorrow!" / "First day today": a day apart
+        days = [days[0] + timedelta(days=i) for i in range(len(days))]
+    when = days[0] + timedelta(days=rng.randint(2, 20))  # what the first line announces
+    s = s | {f"day{i}": day_text(d) for i, d in enumerate(days, 1)} | {
+        "date_h": human_date(when), "date2_h": human_date(when + timedelta(days=rng.randint(1, 4)))}
+    lines = [(s[f"id{i}"], speaker(s["me"], True) if who == "@me" else fill(who, s), fill(said, s), day)
+             for i, ((who, said), day) in enumerate(zip(tpl["lines"], days), 1)]
+    for j in range(rng.randint(0, 2)):
+        day = days[0] + timedelta(days=rng.randint(0, max(0, (s["today"] - days[0]).days - 1)))
+        lines.append((s[f"id{3 + j}"], s["name3"], s[f"smalltalk{'' if j == 0 else 2}"], day))
+    lines.sort(key=lambda m: m[3])
+    prompt = chat_prompt(system, fill(tpl["question"], s), context_block(lines, today=s["today"]))
+    return Example(prompt, fill(tpl["answer"], s), fill(rng.choice(tpl["wrong"]), s))
+
+
 _BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
     "toolcall": _toolcall, "grounded_answer": _grounded, "write_refusal": _write_refusal,
     "memory_type": _memory_type, "privacy_refusal": _privacy, "question_card": _question_card,
+    "reading": _reading,
 }
 
 
@@ -403,14 +432,15 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
     for kind in KINDS:
-        extra = sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA) if kind in SAFETY_KINDS else 0
+        extra = (sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA) if kind in SAFETY_KINDS
+                 else sizes.get("reading_pairs", READING_PAIRS) if kind == "reading" else 0)
         for n in range(sizes[kind] + extra):
             rng = random.Random(f"{seed}/{kind}/{n}")
             slots = make_slots(rng, lib, _today(rng))
             ex = _BUILDERS[kind](n, rng, slots, system)
             source_id = f"{kind}/{n}"
             split = split_for(source_id, eval_percent)
-            if n >= sizes[kind]:  # a safety kind's DPO-only extra, numbered on from its SFT rows
+            if n >= sizes[kind]:  # a DPO-only example, numbered on from the kind's SFT rows
                 _add_pair(dpo, source_id, kind, ex, split)
                 continue
             messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
@@ -443,7 +473,8 @@ def _refusal(rng: random.Random, s: dict) -> str:
     return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
 
 
-_OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent", "safety_dpo_extra")
+_OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent", "safety_dpo_extra",
+                    "reading_pairs")
 
 
 def _evenly(rows: list[dict], cap: int) -> list[dict]:

@@ -17,7 +17,7 @@ SCHEMA_VERSION = 1
 Role = Literal["system", "user", "assistant"]
 Source = Literal["transcript", "synthetic"]
 Kind = Literal["toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal",
-               "question_card", "transcript", "over_refusal"]  # over_refusal: DPO rows only
+               "question_card", "transcript", "over_refusal", "reading"]  # over_refusal, reading: DPO rows only
 Split = Literal["train", "eval"]
 
 

@@ -2,6 +2,7 @@ import json
 import re
 import time
 from collections import Counter
+from datetime import datetime
 
 import pytest
 
@@ -9,7 +10,7 @@ from truffle_assets.evals.markdown import check_markdown, question_card
 from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
-from truffle_assets.chat_format.prompt import message_lines, system_prompt
+from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines, system_prompt
 from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, RECORDED_ANSWERABLE,
                                           generate_pack, recorded_rows)
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
@@ -55,7 +56,7 @@ def test_counts_per_kind(rows):
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
     assert Counter(r["kind"] for r in dpo) == Counter({k: n + pack.SAFETY_DPO_EXTRA if k in pack.SAFETY_KINDS
                                                        else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
-        + Counter({"grounded_answer": recorded,
+        + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS,
                    "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM)})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
@@ -64,14 +65,42 @@ def test_counts_per_kind(rows):
     assert 0.04 < splits["eval"] / len(sft) < 0.2
     small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
     # the safety kinds' DPO-only extras are numbered on from their SFT rows and leave those alone
-    fewer = generate_pack({"safety_dpo_extra": 0})
-    assert fewer[0] == sft and len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS)
+    fewer = generate_pack({"safety_dpo_extra": 0, "reading_pairs": 0})
+    assert fewer[0] == sft and not by_kind(sft, "reading")
+    assert len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS) + pack.READING_PAIRS
     extra = {r["source_id"] for r in dpo} - {r["source_id"] for r in fewer[1]}
-    assert {s.split("/")[0] for s in extra} == set(pack.SAFETY_KINDS)
+    assert {s.split("/")[0] for s in extra} == {*pack.SAFETY_KINDS, "reading"}
     assert all(int(s.split("/")[1]) >= DEFAULT_SIZES[s.split("/")[0]] for s in extra)
     assert Counter(r["kind"] for r in small)["toolcall"] == 6 and not by_kind(small, "memory_type")
     with pytest.raises(ValueError, match="unknown pack kinds"):
         generate_pack({"poetry": 3})
+
+
+def test_reading_pairs_reject_the_other_value_from_the_cited_line(rows):
+    """DPO-only: the chosen answer names the asked-for value, the rejected one a value of the same kind
+    the prompt also shows (same line, another speaker's line, or the question's own), citing a shown
+    message; the owner's lines are marked as the runtime marks them."""
+    _, dpo = rows
+    pairs = by_kind(dpo, "reading")
+    assert len(pairs) == pack.READING_PAIRS
+    assert len({r["prompt"][1]["content"] for r in pairs}) == len(pairs)  # every example its own names and days
+    assert len({r["prompt"][-1]["content"] for r in pairs}) >= len(pack._templates("reading")["templates"])
+    for r in pairs:
+        ctx = r["prompt"][1]["content"]
+        lines = message_lines(ctx)
+        assert [r["prompt"][0]["role"], r["prompt"][1]["role"], r["prompt"][2]["role"]] == ["system", "system", "user"]
+        assert sum(a.endswith(OWN_LINE_MARK) for _, a, _, _ in lines) >= 1
+        days = [datetime.strptime(d, "%d %B %Y") for *_, d in lines]
+        assert days == sorted(days) and len(days) == ctx.count("\n[msg:")  # in time order, each dated
+        shown = {m for m, *_ in lines}
+        for answer in (r["chosen"], r["rejected"]):
+            cited = re.findall(r"\[msg:([0-9a-f]+)\]", answer)
+            assert cited and set(cited) <= shown
+        assert r["chosen"] != r["rejected"]
+        # the rejected answer's own words are in the prompt too: a misreading, not an invention
+        wrong = set(re.findall(r"[A-Z][a-z]+", re.sub(r"\[msg:[0-9a-f]+\]", "", r["rejected"]))) - {"You", "Your", "Yes"}
+        prompt = ctx + r["prompt"][-1]["content"]
+        assert all(w in prompt for w in wrong), (wrong, r["rejected"])
 
 
 def test_recorded_unanswerable_rows_are_capped_across_seeds():
