@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
 from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
-from truffle_assets.evals.qa import (Question, ask_endpoint, natural_questions,  # noqa: E402
+from truffle_assets.evals.qa import (Question, ask_endpoint, key_matches, natural_questions,  # noqa: E402
                                     spread, summarize_rows, synthetic_questions)
 
 QA_WORK = WORK / "qa"
@@ -75,7 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"])
     ap.add_argument("--work", type=Path, default=QA_WORK)
     ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
+    ap.add_argument("--base-from", type=Path, default=None, metavar="RESULTS",
+                    help="the base model's answers from an earlier results JSON of the same questions and runtime "
+                         "(temperature 0: the same prompts give the same answers), scored again; saves half the run")
+    ap.add_argument("--rescore", type=Path, default=None, metavar="RESULTS",
+                    help="no model: score a results JSON's recorded answers again with today's scorer and print it")
     args = ap.parse_args(argv)
+    if args.rescore:
+        return rescore(args.rescore)
 
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
@@ -99,12 +106,26 @@ def main(argv: list[str] | None = None) -> int:
         other_label, other = "tuned", {"gguf": str(tuned)}
     store = args.work / "stores"
     t0 = time.perf_counter()
-    results = {label: run_model(label, ep, sets, store) for label, ep in (("base", base), (other_label, other))}
+    if args.base_from:
+        earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
+        asked = [q.question for _, _, qs, _, _ in sets for q in qs]
+        if [r["question"] for r in earlier["rows"]["base"]] != asked:
+            ap.error(f"{args.base_from} asked the base other questions than this run would")
+        base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
+        results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
+                   other_label: run_model(other_label, other, sets, store)}
+    else:
+        results = {label: run_model(label, ep, sets, store) for label, ep in (("base", base), (other_label, other))}
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
     out.write_text(json.dumps({"models": {"base": base, other_label: other}, "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
+    show(summary, other_label, out)
+    return 0
+
+
+def show(summary: dict, other_label: str, out: Path) -> None:
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
     for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "evidence_shown",
               "correct_when_shown", "unsupported", "leaks", "fallbacks",
@@ -116,6 +137,28 @@ def main(argv: list[str] | None = None) -> int:
     t = summary[other_label]
     print(f"qa_accuracy_base={summary['base']['accuracy']:.3f} qa_accuracy={t['accuracy']:.3f} "
           f"cited_share={t['cited_share']:.3f} citation_precision={t['citation_precision']:.3f}")
+
+
+def _correct(r: dict) -> bool:
+    """A recorded answer's correctness by today's `key_matches` (questions with keys; others as recorded)."""
+    if r["keys"] and r["kind"] not in ("none", "secret", "yesno") and not r["fallback"]:
+        return any(key_matches(k, r["answer"]) for k in r["keys"])
+    return r["correct"]
+
+
+def rescore(path: Path) -> int:
+    """A results file's answers scored again by today's `key_matches` (correctness of the questions
+    with keys; citation precision stays as recorded: the cited texts are not in the file)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    changed = 0
+    for rows in data["rows"].values():
+        for r in rows:
+            now = _correct(r)
+            changed += now != r["correct"]
+            r["correct"] = now
+    summary = {label: summarize_rows(rows) for label, rows in data["rows"].items()}
+    print(f"{path}: {changed} answers scored differently today")
+    show(summary, next(k for k in data["rows"] if k != "base"), path)
     return 0
 
 

@@ -197,6 +197,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from truffle_assets.definitions import EVAL_CHAIN, defs
+    from truffle_assets.defs.resources import ModelsResource
     from truffle_assets.files import write_json_atomic
     from truffle_assets.registry import read_gate
 
@@ -210,9 +211,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _local_dagster_home()
     config = {"temperatures": args.temperatures, "limit": args.eval_limit, "qa_limit": args.qa_limit, "qa": not args.no_qa}
-    from truffle_assets.defs.resources import ModelsResource
-
-    # the models root that holds --runs, and --registry (whose active model is the reference)
+    # the models root that holds --runs (runs/ is its child), and --registry, whose active model is the reference
     models = ModelsResource(root=str(run_dir.parent.parent), registry_dir=args.registry,
                             audit_key=defs.resources["models"].audit_key)
     result = dg.materialize(EVAL_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources | {"models": models},
@@ -456,9 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     ev.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
     ev.add_argument("--no-qa", action="store_true", help="skip the QA suite (it asks through the runtime, at temperature 0)")
-    ev.set_defaults(func=cmd_eval)
     registry = str(paths.registry_dir())
     ev.add_argument("--registry", default=registry)
+    ev.set_defaults(func=cmd_eval)
     for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),
                               ("rollback", cmd_rollback, "restore the previously active model"),
                               ("models", cmd_models, "the active model and the promotion history")):

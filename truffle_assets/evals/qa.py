@@ -40,11 +40,14 @@ def words(s: str) -> list[str]:
 
 
 def key_matches(key: str, text: str) -> bool:
-    """At least 60 % of the key's content words are in `text` (all of them when the key has 1–2)."""
+    """At least 60 % of the key's content words are in `text` (all of them when the key has 1–2), and
+    every number of the key: "5 days a week" is not "3 days a week", nor 14 August "16 August 2022"."""
     need = [w for w in words(key) if w not in STOP] or words(key)
     if not need:
         return False
     have = set(words(text))
+    if any(w not in have for w in need if w.isdigit()):
+        return False
     hits = sum(w in have for w in need)
     return hits == len(need) if len(need) <= 2 else hits / len(need) >= 0.6
 

@@ -22,6 +22,10 @@ def test_keys_match_on_content_words():
     assert key_matches("16 August 2022", "You started on August 16, 2022.")
     assert key_matches("Lucía", "lucia") and key_matches("B+", "Your blood group is B+.")
     assert not key_matches("", "anything")
+    # most words right and the number wrong is a wrong answer (and a citation that does not state it)
+    assert not key_matches("3 days a week", "You go to the office 5 days a week.")
+    assert not key_matches("16 August 2022", "You started at Swiggy on 14 August 2022.")
+    assert key_matches("3 days a week", "three days? no: 3 days each week")
 
 
 def test_keys_are_cut_from_annotated_answers():
