@@ -3,9 +3,9 @@
 Templates with slots live in `prompts/pack/*.json` (one file per kind, slot values in
 `slots.json`); this module fills them deterministically and returns SFT rows and DPO rows in the
 schemas of `schemas.py`. Kinds: `toolcall`, `grounded_answer`, `write_refusal`, `memory_type`,
-`privacy_refusal`, `question_card` (see docs/training_contracts.md and the files' `_doc`), plus the
-grounded answers recorded on the runtime's own prompts (`grounded_runtime.json`, `recorded_rows`,
-written by `training.grounded`), kept as they were recorded.
+`privacy_refusal`, `question_card`, and the DPO-only `reading` (see docs/training_contracts.md and the
+files' `_doc`), plus the grounded answers recorded on the runtime's own prompts
+(`grounded_runtime.json`, `recorded_rows`, written by `training.grounded`), kept as they were recorded.
 
 Every prompt is `[system prompt, optional context message, user]`. The context message is a second
 `system` message built by `chat_format.prompt.context_block()` — today's date, retrieved messages as
@@ -394,7 +394,7 @@ def _reading(n: int, rng: random.Random, s: dict, system: str) -> Example:
     tpl, lib = templates[n % len(templates)], _templates("slots")
     s = s | {"pet2": rng.choice([p for p in lib["pets"] if p != s["pet"]]),
              "food2": rng.choice([f for f in lib["foods"] if f != s["food"]])}
-    # the template's lines oldest first, a week or more apart, then up to two others' small talk between
+    # the template's lines on days before today, oldest first, then up to two others' small talk among them
     back = sorted(rng.sample(range(3, 400), len(tpl["lines"])), reverse=True)
     days = [s["today"] - timedelta(days=b) for b in back]
     if tpl.get("next_day"):  # "All the best for tomorrow!" / "First day today": a day apart
