@@ -12,6 +12,7 @@ from truffle_assets.defs.registry.jobs import promote_model, rollback_model
 from truffle_assets.defs.resources import ExportsResource, ModelsResource
 from truffle_assets.definitions import TRAINING_CHAIN
 from truffle_assets.feedback.turns import append_feedback, write_turn
+from truffle_assets.registry import Registry
 
 pytest.importorskip("llama_cpp")
 
@@ -222,9 +223,10 @@ def test_eval_re_evaluates_a_finished_run_without_training(chain, tmp_path, monk
     pointer = runs / "candidate.json"
     before = pointer.read_text()
     run = min(d for d in runs.iterdir() if (d / "gguf").is_dir())
-    models.registry().promote(run, gate_passed=False, force=True, reason="eval test")
+    registry = tmp_path / "registry"  # its own: the promotion test leaves the chain's audit log tampered with
+    Registry(registry).promote(run, gate_passed=False, force=True, reason="eval test")
     try:
-        common = ["--runs", str(runs), "--registry", models.registry_dir]
+        common = ["--runs", str(runs), "--registry", str(registry)]
         assert truffle(["eval", run.name, *common, "--temperatures", "0.4", "--eval-limit", "2", "--no-qa"]) == 0
         assert json.loads(pointer.read_text())["run_id"] == run.name
         report = json.loads((run / "eval" / "report.json").read_text())
