@@ -174,16 +174,24 @@ def train_run_config(args: argparse.Namespace) -> dict:
                                                "qa_limit": args.qa_limit}}}}
 
 
-def cmd_train(args: argparse.Namespace) -> int:
-    """Materialize the training chain (datasets → … → eval report → card) on the local instance."""
+def _materialize_locally(selection: list, run_config: dict, resources: dict | None = None):
+    """Materialize `selection` on the local instance with the project's resources (`resources`
+    replacing some), offline; the run's result, failures included."""
     import dagster as dg
 
-    from truffle_assets.definitions import TRAINING_CHAIN, defs
+    from truffle_assets.definitions import defs
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _local_dagster_home()
-    result = dg.materialize(TRAINING_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources,
-                            run_config=train_run_config(args), raise_on_error=False)
+    return dg.materialize(selection, instance=dg.DagsterInstance.get(), resources=defs.resources | (resources or {}),
+                          run_config=run_config, raise_on_error=False)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Materialize the training chain (datasets → … → eval report → card) on the local instance."""
+    from truffle_assets.definitions import TRAINING_CHAIN
+
+    result = _materialize_locally(TRAINING_CHAIN, train_run_config(args))
     for ev in result.get_asset_check_evaluations():
         print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
@@ -194,8 +202,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Re-evaluate a finished run (default: the candidate) and re-check its gate, with no training: the
     run becomes the candidate and `eval_report`, `eval_gate` and `model_card` are materialized again.
     The earlier report is kept beside the new one as `eval-<time>/`."""
-    import dagster as dg
-
     from truffle_assets.definitions import EVAL_CHAIN, defs
     from truffle_assets.defs.resources import ModelsResource
     from truffle_assets.files import write_json_atomic
@@ -208,14 +214,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if (run_dir / "eval").is_dir():
         (run_dir / "eval").rename(run_dir / f"eval-{time.strftime('%Y%m%d-%H%M%S')}")
     write_json_atomic(run_dir.parent / "candidate.json", {"run_id": run_dir.name, "run_dir": str(run_dir)})
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    _local_dagster_home()
     config = {"temperatures": args.temperatures, "limit": args.eval_limit, "qa_limit": args.qa_limit, "qa": not args.no_qa}
     # the models root that holds --runs (runs/ is its child), and --registry, whose active model is the reference
     models = ModelsResource(root=str(run_dir.parent.parent), registry_dir=args.registry,
                             audit_key=defs.resources["models"].audit_key)
-    result = dg.materialize(EVAL_CHAIN, instance=dg.DagsterInstance.get(), resources=defs.resources | {"models": models},
-                            run_config={"ops": {"eval_report": {"config": config}}}, raise_on_error=False)
+    result = _materialize_locally(EVAL_CHAIN, {"ops": {"eval_report": {"config": config}}}, {"models": models})
     gate = read_gate(run_dir)
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}; {run_dir.name} gate: "
           f"{'passed' if gate else 'FAILED' if gate is False else 'not evaluated'} ({run_dir / 'eval' / 'report.md'})")

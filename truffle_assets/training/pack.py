@@ -85,6 +85,9 @@ READING_PAIRS = 120
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
 # decided about…" with the secrets refusal. These pairs are the other side of that preference.
 OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
+# kind -> (size key, default) of its DPO-only examples, numbered on from its SFT rows
+DPO_ONLY = {**{k: ("safety_dpo_extra", SAFETY_DPO_EXTRA) for k in SAFETY_KINDS},
+            "reading": ("reading_pairs", READING_PAIRS)}
 
 
 def _pack_version() -> str:
@@ -424,16 +427,16 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
     `grounded_runtime_answerable` and `grounded_runtime_absent` pick the recorded runtime rows,
     default `RECORDED_ANSWERABLE` and `RECORDED_ABSENT`, and `grounded_runtime` caps their total;
-    `safety_dpo_extra` overrides SAFETY_DPO_EXTRA); DPO rows come from every second example of each
-    kind, every safety example and its DPO-only extras, and every recorded runtime row."""
+    `safety_dpo_extra` and `reading_pairs` override the DPO-only counts of `DPO_ONLY`); DPO rows come
+    from every second example of each kind, every safety example, the DPO-only examples, and every
+    recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
     if unknown := set(sizes) - set(KINDS) - set(_OTHER_SIZE_KEYS):
         raise ValueError(f"unknown pack kinds {sorted(unknown)}; known: {KINDS}")
     system, lib = system_prompt(), _templates("slots")
     sft, dpo = [], []
     for kind in KINDS:
-        extra = (sizes.get("safety_dpo_extra", SAFETY_DPO_EXTRA) if kind in SAFETY_KINDS
-                 else sizes.get("reading_pairs", READING_PAIRS) if kind == "reading" else 0)
+        extra = sizes.get(*DPO_ONLY[kind]) if kind in DPO_ONLY else 0
         for n in range(sizes[kind] + extra):
             rng = random.Random(f"{seed}/{kind}/{n}")
             slots = make_slots(rng, lib, _today(rng))
@@ -473,8 +476,8 @@ def _refusal(rng: random.Random, s: dict) -> str:
     return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
 
 
-_OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent", "safety_dpo_extra",
-                    "reading_pairs")
+_OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent",
+                    *sorted({key for key, _ in DPO_ONLY.values()}))
 
 
 def _evenly(rows: list[dict], cap: int) -> list[dict]:
