@@ -53,14 +53,14 @@ def _printer(where: str):
 
 
 def run_model(label: str, endpoint: dict, sets: list[tuple[str, Path, list[Question], str, list[str]]],
-              store: Path) -> list[dict]:
+              store: Path, budget: dict[str, int] | None = None) -> list[dict]:
     rows: list[dict] = []
     for name, data, questions, today, secrets in sets:
         def announce(svc, name=name):
             print(f"{label} on {name}: {svc.model} ({endpoint.get('gguf') or endpoint.get('base_url')}), "
                   f"budget {svc.config.budget.model_dump()}", flush=True)
         rows += ask_endpoint(endpoint, data / "published", store / label / name, questions, today, secrets,
-                             progress=_printer(f"{label}/{name}"), announce=announce)
+                             progress=_printer(f"{label}/{name}"), announce=announce, budget=budget)
     return rows
 
 
@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-url", default=None, help="also/instead: an OpenAI-compatible endpoint as the compared model")
     ap.add_argument("--model", default=None, help="model name at --base-url")
     ap.add_argument("--api-key", default=None)
+    ap.add_argument("--budget", nargs="+", default=[], metavar="SECTION=TOKENS",
+                    help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
+    ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"])
     ap.add_argument("--work", type=Path, default=QA_WORK)
@@ -104,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         if not tuned:
             ap.error("no --tuned GGUF and no promoted model in the registry (or pass --base-url)")
         other_label, other = "tuned", {"gguf": str(tuned)}
+    other_label = args.label or other_label
     store = args.work / "stores"
+    budget = {k: int(v) for k, v in (b.split("=", 1) for b in args.budget)}
+    if budget:
+        other["budget"] = budget
     t0 = time.perf_counter()
     if args.base_from:
         earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
@@ -113,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{args.base_from} asked the base other questions than this run would")
         base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
         results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
-                   other_label: run_model(other_label, other, sets, store)}
+                   other_label: run_model(other_label, _endpoint(other), sets, store, budget)}
     else:
-        results = {label: run_model(label, ep, sets, store) for label, ep in (("base", base), (other_label, other))}
+        results = {"base": run_model("base", base, sets, store),
+                   other_label: run_model(other_label, _endpoint(other), sets, store, budget)}
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
     out.write_text(json.dumps({"models": {"base": base, other_label: other}, "summary": summary,
@@ -123,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)
     return 0
+
+
+def _endpoint(model: dict) -> dict:
+    """`EndpointConfig` fields of a results file's model entry (which also records its budget)."""
+    return {k: v for k, v in model.items() if k != "budget"}
 
 
 def show(summary: dict, other_label: str, out: Path) -> None:

@@ -450,9 +450,10 @@ class ChatService:
         return None
 
 
-# ~1.5K prompt tokens: on the synthetic memory the fact's message was in the context for 20 of 23
-# questions at this budget and at 3,000 raw tokens alike (benchmarks/qa_eval.py), at ~40 % of the prompt
-EMBEDDED_BUDGET = {"profile": 250, "summaries": 150, "raw": 700, "dialogue": 400, "answer": 256}
+# ~1.15K prompt tokens. 350 raw tokens showed the fact's message for 46 of 62 answerable questions
+# (700: 48) and the promoted model read more of them right with fewer lines around (qa_eval, 2026-11-29:
+# accuracy 0.208 -> 0.273, citation precision 0.27 -> 0.46) in two thirds of the time; 200 showed 38
+EMBEDDED_BUDGET = {"profile": 250, "summaries": 150, "raw": 350, "dialogue": 400, "answer": 256}
 # The embedded 0.5B model at temperature 0 repeats lines until max_tokens; these (with the loop
 # guard, on for every endpoint) are what benchmarks/repetition_bench.py measured. A stop ends the
 # reply where the model starts another chat turn or re-quotes the context block.
