@@ -202,17 +202,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Re-evaluate a finished run (default: the candidate) and re-check its gate, with no training: the
     run becomes the candidate and `eval_report`, `eval_gate` and `model_card` are materialized again.
     The earlier report is kept beside the new one as `eval-<time>/`."""
+    run_dir = _run_dir(args).resolve()
+    if not any((run_dir / "gguf").glob("*.gguf")):
+        print(f"error: {run_dir / 'gguf'} holds no GGUF: train the run (or its gguf_model step) first", file=sys.stderr)
+        return 1
+    kept = run_dir / f"eval-{time.strftime('%Y%m%d-%H%M%S')}"
+    if (run_dir / "eval").is_dir():
+        (run_dir / "eval").rename(kept)
+    try:
+        return _evaluate(args, run_dir)
+    finally:  # a failed or interrupted evaluation leaves the earlier report in place, not none
+        if kept.is_dir() and not (run_dir / "eval" / "report.json").exists():
+            shutil.rmtree(run_dir / "eval", ignore_errors=True)
+            kept.rename(run_dir / "eval")
+
+
+def _evaluate(args: argparse.Namespace, run_dir: Path) -> int:
     from truffle_assets.definitions import EVAL_CHAIN, defs
     from truffle_assets.defs.resources import ModelsResource
     from truffle_assets.files import write_json_atomic
     from truffle_assets.registry import read_gate
 
-    run_dir = _run_dir(args).resolve()
-    if not any((run_dir / "gguf").glob("*.gguf")):
-        print(f"error: {run_dir / 'gguf'} holds no GGUF: train the run (or its gguf_model step) first", file=sys.stderr)
-        return 1
-    if (run_dir / "eval").is_dir():
-        (run_dir / "eval").rename(run_dir / f"eval-{time.strftime('%Y%m%d-%H%M%S')}")
     write_json_atomic(run_dir.parent / "candidate.json", {"run_id": run_dir.name, "run_dir": str(run_dir)})
     config = {"temperatures": args.temperatures, "limit": args.eval_limit, "qa_limit": args.qa_limit, "qa": not args.no_qa}
     # the models root that holds --runs (runs/ is its child), and --registry, whose active model is the reference

@@ -240,5 +240,14 @@ def test_eval_re_evaluates_a_finished_run_without_training(chain, tmp_path, monk
         (untrained / "gguf").mkdir(parents=True)
         assert truffle(["eval", "untrained", *common]) == 1
         assert "holds no GGUF" in capsys.readouterr().err
+
+        # an evaluation that fails (a GGUF llama.cpp cannot load) leaves the earlier report, not none
+        broken = runs / "broken"
+        shutil.copytree(run / "eval", broken / "eval")
+        (broken / "gguf").mkdir()
+        (broken / "gguf" / "model.gguf").write_bytes(b"GGUF" + bytes(64))
+        assert truffle(["eval", "broken", *common, "--eval-limit", "1", "--no-qa"]) == 1
+        assert (broken / "eval" / "report.json").read_bytes() == (run / "eval" / "report.json").read_bytes()
+        assert not [d for d in broken.iterdir() if d.name.startswith("eval-")]
     finally:
         pointer.write_text(before)
