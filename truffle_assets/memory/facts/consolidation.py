@@ -182,18 +182,22 @@ _POSITIVE = {"can", "does", "started", "now", "again", "still"}
 
 
 def _stem(w: str) -> str:
-    for suf in ("ing", "s"):
+    """One stem for a verb, its -ing and -s forms and its doer: drink/drinks/drinking/drinker, smoker/smoking."""
+    for suf in ("ing", "er", "s"):
         if len(w) > 4 and w.endswith(suf):
             w = w[: -len(suf)]
+            break
     return w.rstrip("e")
 
 
 def _opposite(a: str, b: str) -> bool:
-    """The same thing with the opposite polarity: "can swim" / "cannot swim", "drinks" / "stopped drinking"."""
+    """The same thing with the opposite polarity: "can swim" / "cannot swim", "drinks beer on weekends" /
+    "stopped drinking", "social smoker" / "quit smoking". The words of one side (less its polarity
+    words) are all among the other's: an ending names the activity, rarely its every detail."""
     ta, tb = value_tokens(a), value_tokens(b)
     ka = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
     kb = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
-    return bool(ka) and ka == kb and bool(ta & _NEGATIVE) != bool(tb & _NEGATIVE)
+    return bool(ka) and bool(kb) and (ka <= kb or kb <= ka) and bool(ta & _NEGATIVE) != bool(tb & _NEGATIVE)
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

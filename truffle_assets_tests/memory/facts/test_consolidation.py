@@ -221,6 +221,23 @@ def test_the_opposite_state_supersedes():
     assert f["superseded_by"][0] == f["id"][1]
 
 
+def test_stopping_a_habit_ends_the_habit_it_names():
+    """An ending names the activity, not its every detail: "stopped drinking" ends "drinks beer on
+    Fridays", "gave up smoking" ends "occasional smoker"; an unrelated habit stays current."""
+    t = datetime(2022, 1, 1, 9)
+    f = consolidate(claims([
+        ("habit", "drinks beer on Fridays", t), ("habit", "occasional smoker", t + timedelta(days=1)),
+        ("habit", "journals every night", t + timedelta(days=2)),
+        ("habit", "stopped drinking", t + timedelta(days=90)), ("habit", "quit smoking", t + timedelta(days=120)),
+    ])).sort("first_seen_at")
+    ended = dict(zip(f["value"], f["valid_to"]))
+    assert ended == {"drinks beer on Fridays": (t + timedelta(days=90)).date(),
+                     "occasional smoker": (t + timedelta(days=120)).date(),
+                     "journals every night": None, "stopped drinking": None, "quit smoking": None}
+    by_value = dict(zip(f["value"], f["id"]))
+    assert dict(zip(f["value"], f["superseded_by"]))["occasional smoker"] == by_value["quit smoking"]
+
+
 def test_leaving_a_job_ends_its_title_team_and_office():
     t = datetime(2022, 1, 10, 9)
     df = messages([
