@@ -110,8 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     other_label = args.label or other_label
     store = args.work / "stores"
     budget = {k: int(v) for k, v in (b.split("=", 1) for b in args.budget)}
-    if budget:
-        other["budget"] = budget
     t0 = time.perf_counter()
     if args.base_from:
         earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
@@ -120,22 +118,18 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{args.base_from} asked the base other questions than this run would")
         base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
         results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
-                   other_label: run_model(other_label, _endpoint(other), sets, store, budget)}
+                   other_label: run_model(other_label, other, sets, store, budget)}
     else:
         results = {"base": run_model("base", base, sets, store),
-                   other_label: run_model(other_label, _endpoint(other), sets, store, budget)}
+                   other_label: run_model(other_label, other, sets, store, budget)}
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
-    out.write_text(json.dumps({"models": {"base": base, other_label: other}, "summary": summary,
+    models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}
+    out.write_text(json.dumps({"models": models, "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)
     return 0
-
-
-def _endpoint(model: dict) -> dict:
-    """`EndpointConfig` fields of a results file's model entry (which also records its budget)."""
-    return {k: v for k, v in model.items() if k != "budget"}
 
 
 def show(summary: dict, other_label: str, out: Path) -> None:

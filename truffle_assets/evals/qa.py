@@ -433,7 +433,7 @@ def ask_endpoint(endpoint: dict[str, Any], published_dir: str | Path, store_dir:
 
     cfg = RuntimeConfig(published_dir=Path(published_dir), store_dir=Path(store_dir),
                         endpoint=EndpointConfig(**endpoint), transcripts=False,
-                        budget=Budget().model_copy(update=budget or {}))
+                        budget=Budget(**(budget or {})))
     with open_service(cfg) as svc:
         if announce is not None:
             announce(svc)

@@ -3,7 +3,10 @@
 import json
 from pathlib import Path
 
-from truffle_assets.evals.qa import (Question, answer_keys, key_matches, load_natural, natural_questions,
+import pydantic
+import pytest
+
+from truffle_assets.evals.qa import (Question, answer_keys, ask_endpoint, key_matches, load_natural, natural_questions,
                                      score_answer, spread, synthetic_questions)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,3 +87,9 @@ def test_natural_questions_point_at_the_annotated_messages():
     kept = spread(qs, 22)
     assert len(kept) == 22 and {q.kind for q in kept} == {q.kind for q in qs}
     json.dumps([q.to_dict() for q in kept])
+
+
+def test_ask_endpoint_refuses_an_unknown_budget_section(tmp_path):
+    """`qa_eval --budget rwa=350` must fail, not run the default budget under a misleading label."""
+    with pytest.raises(pydantic.ValidationError, match="rwa"):
+        ask_endpoint({"base_url": "http://127.0.0.1:9/v1"}, tmp_path, tmp_path, [], "2024-12-31", budget={"rwa": 350})

@@ -223,7 +223,7 @@ def test_the_opposite_state_supersedes():
 
 def test_stopping_a_habit_ends_the_habit_it_names():
     """An ending names the activity, not its every detail: "stopped drinking" ends "drinks beer on
-    Fridays", "gave up smoking" ends "occasional smoker"; an unrelated habit stays current."""
+    Fridays", "quit smoking" ends "occasional smoker"; an unrelated habit stays current."""
     t = datetime(2022, 1, 1, 9)
     f = consolidate(claims([
         ("habit", "drinks beer on Fridays", t), ("habit", "occasional smoker", t + timedelta(days=1)),
