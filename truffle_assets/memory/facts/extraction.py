@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import guards, reader
+from truffle_assets.memory.facts import guards, reader, replies
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
@@ -197,7 +197,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-2"
+EXTRACTOR_VERSION = "parse-3"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
@@ -341,6 +341,16 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         for c in _claims(r["normalized_text"], r["author"], _said(r), doc, next(gloss_docs) if g else None):
             rows.append(_claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"], c["confidence"],
                                    "rules"))
+    # a reply that completes the other person's message ("kitna weight hai?" -> "92."): the statement
+    # they make together is read like the user's own, its evidence the reply
+    seen = {row["id"] for row in rows}
+    for r, said, _ in replies.reply_statements(msgs):
+        for c in claims_from_text(said, r["author"], replies.said_on(r)):
+            row = _claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"],
+                             c["confidence"] * replies.DISCOUNT, "rules")
+            if row["id"] not in seen:
+                seen.add(row["id"])
+                rows.append(row)
     for a in address_claims(msgs):
         rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
                                render_fact_text(a["predicate"], a["value"]), ADDRESS_CONFIDENCE, "address"))

@@ -277,8 +277,11 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 out.add("left_job", name, 0.7, "resign")
         return
     if lemma in ("quit", "leave") and not neg:
-        if dobj is not None and (spans.lower(dobj) in ("job", "company", "work", "office") or dobj.pos_ == "PROPN"):
-            org = spans.proper_name(dobj) if dobj.pos_ == "PROPN" else None
+        # an acronym the tagger calls a noun ("quit K&R.", "left TCS") is an employer's name too
+        acronym = dobj is not None and re.fullmatch(r"[A-Z][A-Z&]*[A-Z]", dobj.text.rstrip(".")) is not None
+        if dobj is not None and (spans.lower(dobj) in ("job", "company", "work", "office") or dobj.pos_ == "PROPN"
+                                 or acronym):
+            org = spans.proper_name(dobj) if dobj.pos_ == "PROPN" else dobj.text.rstrip(".") if acronym else None
             if org and spans.lower(dobj) not in L.MEATS:
                 out.add("employer", org, 0.75, "quit", ending=True)
                 out.add("left_job", org, 0.7, "quit")
@@ -714,9 +717,10 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
             if attr in ("birthday",):
                 out.add("birthday", spans.date_phrase(t.head), 0.85, "my_birthday")
             elif attr == "blood_group":
-                m = re.search(r"\b(A|B|AB|O)\s*(?:\+|-|positive|negative|\+ve|-ve)", sent.text, re.I)
-                if m:
-                    out.add("blood_group", m.group(0).upper().replace(" ", ""), 0.85, "my_blood_group")
+                m = re.search(r"\b(A|B|AB|O)\s*(\+ve|-ve|\+|-|positive|negative)", sent.text, re.I)
+                if m:  # one spelling for every way of writing it: "O negative" is "O-"
+                    sign = "+" if m.group(2).lower() in ("+", "+ve", "positive") else "-"
+                    out.add("blood_group", m.group(1).upper() + sign, 0.85, "my_blood_group")
             elif attr in ("goal",):
                 out.add("goal", spans.phrase(comp, max_words=8), 0.8, "my_goal")
             elif attr in ("name", "nickname"):
