@@ -41,7 +41,8 @@ _BOUNDARY = re.compile(r"[.!?;:,\n()]+|\s(?:aur|par|lekin|but|and|kyunki|toh|phi
 _V = r"(?:hai|hain|h|he|tha|thi|the)?"
 VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\b(?:le|khareed|kharid)\s+(?:li|liya|lie|liye|lee)\s*{_V}|\b(?:li|liya)\s+hai\b", "bought {o}"),
-    (r"(?<=\s)(?:liya|lia)\b(?!\s+(?:tha|thi|hai))", "bought {o}"),  # "maine Sony a6400 liya" (needs "maine")
+    # "maine Sony a6400 liya" (needs "maine"); "kar liya" is the light verb of "join kar liya", not "took"
+    (r"(?<=\s)(?<!kar )(?:liya|lia)\b(?!\s+(?:tha|thi|hai))", "bought {o}"),
     (r"\b(?:gayi|gaya|gaye|gai)\s+(?:thi|tha|the)\b", "went to {o}"),
     (rf"\bbech\s+(?:di|diya|dee|diye)\s*{_V}|\bbik\s+(?:gayi|gaya|gai)\b", "sold {o}"),
     (rf"\b(?:chhod|chod|chhor)\s+(?:di|diya|dee|diye|chuki|chuka)\s*{_V}|\bband\s+(?:kar\s+)?(?:di|diya|hai)\b", "quit {o}"),

@@ -163,6 +163,27 @@ _RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
+# a goal named as the speaker's: "my 2025 goal. Pune half marathon in december", "august me Hyderabad
+# 10K hai, wahi target hai". Not "the goal is ..." (a team's), nor "goal hai <a Hindi clause>": with no
+# gloss for the clause, the fact would read as the untranslated sentence
+_GOAL_AFTER = re.compile(r"\bmy\s+(?:\d{4}\s+)?(?:goal|target)(?:\s+for\s+\d{4})?\s*(?:is\s+(?:to\s+)?|:|\.|-|–)"
+                         r"\s*(?P<v>[^.!?\n]{3,80})", re.I)
+_GOAL_BEFORE = re.compile(r"(?:^|[.!\n]\s*)(?P<v>[^.!?\n,]{3,60}?)(?:\s+(?:hai|h))?,?\s+(?:wahi|yahi|bas\s+wahi|that's\s+my)"
+                          r"\s+(?:goal|target)\b", re.I)
+
+
+def goals(message: str) -> Iterator[Claim]:
+    """A goal the speaker names as their goal or target, in a sentence not about someone else."""
+    for rx in (_GOAL_AFTER, _GOAL_BEFORE):
+        for m in rx.finditer(message):
+            value = re.split(r"\s*,\s*(?=(?:that's|bas|yaar|lol)\b)", m.group("v").strip())[0].strip(" ,")
+            sentence = next((x.group() for x in _SENTENCE.finditer(message) if x.start() <= m.start() < x.end()), "")
+            if message[m.end():].lstrip().startswith("?") or sentence.rstrip().endswith("?") or _OTHERS.search(sentence):
+                continue
+            if len(value.split()) >= 2 and not re.match(r"(?i)(?:kya|what|which|is|was|tha|nahi|not)\b", value):
+                yield "goal", " ".join(value.split()[:10]), 0.6, "named_goal"
+                return
+
 
 def read_message(message: str, quoted: list[tuple[int, int]] = ()) -> Iterator[Claim]:
     """Claims the speaker's message makes through idioms; quoted words (`quoted` spans) are not theirs."""
@@ -170,6 +191,7 @@ def read_message(message: str, quoted: list[tuple[int, int]] = ()) -> Iterator[C
         if not any(a <= m.start() < b for a, b in quoted):
             yield from read_phrases(m.group(), message)
     yield from pet_names(message)
+    yield from goals(message)
     if _ANIMAL.search(message):
         for m in _MEET.finditer(message):
             yield "pet", m.group(1) or m.group(2), 0.6, "meet_pet"

@@ -251,7 +251,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             out.add("learning", subject, 0.65, "join_class")
             return
         if dobj is not None and any(spans.lower(t) in ("gym", "cult", "cult.fit", "batch", "membership") for t in v.sent):
-            out.add("habit", "gym (" + (spans.proper_name(dobj) or spans.phrase(dobj) or "gym") + ")", 0.6, "join_gym")
+            gym = spans.proper_name(dobj) or spans.phrase(dobj) or "gym"
+            out.add("habit", "goes to the gym" if gym.lower() in ("gym", "the gym") else f"gym ({gym})", 0.6, "join_gym")
             return
         if dobj is not None:
             if spans.lower(dobj) == "team" or any(spans.lower(c) == "team" for c in dobj.subtree):
