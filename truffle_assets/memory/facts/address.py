@@ -5,6 +5,8 @@ even if no message states it. Each such message is a weak claim (confidence 0.35
 consolidation combines them (1 - Π(1 - p)), so one passing "didi" stays below the profile's cut and
 a habit of it does not. "bro", "bhai", "dude" are left out: people call friends that too. The person's
 name is how the export names them (their contact name), and the evidence is the addressing messages.
+A spouse word ("good morning wife") says married, at 0.6, only when the other person answers in kind
+or the user keeps it up.
 """
 
 from __future__ import annotations
@@ -26,21 +28,28 @@ _WORD = re.compile(r"[a-z]+")
 _ABOUT = re.compile(r"\b(?:my|meri|mera|mere|your|teri|tera|his|her|uski|uska|ki|ka|ke|ko|ne|se|and|aur)\s+$"
                     r"|^\s*(?:ki|ka|ke|ko|ne|se|is|was|has|said|says|told|and|aur|की|का|के|को|ने|से)(?:\s|$)")
 # an address sits at the edge of a clause: "papa, ..." / "... mummy!" / "haan didi"
-_EDGE = re.compile(r"(?:^|[.!?,:;\n]|\b(?:haan|han|ha|nahi|ok|okay|arre|hi|hello|thanks|thank you|sorry|yes|no|acha|accha))\s*$")
+_EDGE = re.compile(r"(?:^|[.!?,:;\n]|\b(?:haan|han|ha|nahi|ok|okay|arre|hi|hello|hey|thanks|thank you|sorry|yes|no|acha|accha|"
+                   r"morning|night|gm|gn|love\s+you|miss\s+you))\s*$")
 # "di" also ends Hindi verb groups ("bhej di", "kar di", "bata di"): after a verb stem it is no address
 _VERB_STEMS = {"kar", "bhej", "de", "bol", "rakh", "daal", "dal", "le", "chhod", "chod", "likh", "bata", "sun", "dikha",
                "kha", "pila", "bana", "laga", "hata", "utha", "jala", "bujha", "mila", "bula", "samjha", "sula", "maar",
                "mar", "pi", "mata", "dhoondh", "dho", "saja", "ghuma", "chala", "band", "khol", "nikal", "paka"}
 MIN_MESSAGES = 2  # one passing word in a partition is not a habit of address
 CONFIDENCE = 0.35
+# spouses: "good morning wife" answered by "good morning husband". Friends joke with these words too,
+# so a spouse word counts only when the other person answers in kind (or the user keeps it up)
+SPOUSE_ADDRESS = {"wife": "wife", "wifey": "wife", "biwi": "wife", "husband": "husband", "hubby": "husband",
+                  "hubs": "husband", "patidev": "husband"}
+SPOUSE_CONFIDENCE = 0.6
 
 
-def _addressed(text: str) -> set[str]:
-    """Kin words used as address in `text`: at a clause edge, not owned ("my mom") or declined ("didi ki")."""
+def _addressed(text: str, words: dict[str, str] = KIN_ADDRESS) -> set[str]:
+    """Kin words (`words`) used as address in `text`: at a clause edge, not owned ("my mom") or declined
+    ("didi ki")."""
     low = text.lower()
     found = set()
     for m in _WORD.finditer(low):
-        rel = KIN_ADDRESS.get(m.group())
+        rel = words.get(m.group())
         if rel is None:
             continue
         before, after = low[max(0, m.start() - 12):m.start()], low[m.end():m.end() + 8]
@@ -76,4 +85,19 @@ def address_claims(msgs: pl.DataFrame) -> list[dict]:
         for rel, rs in found.items():
             if len(rs) >= MIN_MESSAGES:
                 out.extend({"row": r, "predicate": rel, "value": other} for r in rs)
+        out.extend(_spouse_claims(rows, other))
     return out
+
+
+def _spouse_claims(rows: pl.DataFrame, other: str) -> list[dict]:
+    """The user's messages calling the other person "wife"/"husband", when that person answers in kind
+    or the user does it more than once: married to them."""
+    def calls(user: bool) -> list[dict]:
+        sel = rows.filter((pl.col("is_user").fill_null(False) == user) & pl.col("normalized_text").is_not_null())
+        return [r for r in sel.iter_rows(named=True) if _addressed(r["normalized_text"], SPOUSE_ADDRESS)]
+
+    mine = calls(True)
+    if not mine or (len(mine) < MIN_MESSAGES and not calls(False)):
+        return []
+    return [{"row": r, "predicate": p, "value": v, "confidence": SPOUSE_CONFIDENCE}
+            for r in mine for p, v in (("partner", other), ("relationship_status", "married"))]

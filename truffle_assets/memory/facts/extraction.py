@@ -353,6 +353,7 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
                 rows.append(row)
     for a in address_claims(msgs):
         rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
-                               render_fact_text(a["predicate"], a["value"]), ADDRESS_CONFIDENCE, "address"))
+                               render_fact_text(a["predicate"], a["value"]), a.get("confidence", ADDRESS_CONFIDENCE),
+                               "address"))
     df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)
     return df.sort("ts", "id").select(CLAIM_COLUMNS)

@@ -293,14 +293,14 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             _stop_habit(v, dobj, out)
         return
     # ---- relationships ----------------------------------------------------------------------------
-    if lemma in ("engage", "marry", "wed") or (lemma == "get" and any(c.lemma_ in ("engage", "marry") for c in v.children)):
-        if neg:
+    if lemma in ("engage", "marry", "wed") or (lemma == "get" and any(_wed_lemma(c) in ("engage", "marry") for c in v.children)):
+        if neg or spans.prep_obj(v, "in") is not None:  # "engaged in a project" is busy, not betrothed
             return
         to = spans.prep_obj(v, "to", "with")
         for c in v.children:  # "got engaged to Kunal": the preposition hangs off "engaged"
-            if to is None and c.lemma_ in ("engage", "marry"):
+            if to is None and _wed_lemma(c) in ("engage", "marry"):
                 to = spans.prep_obj(c, "to", "with")
-        status = "married" if lemma in ("marry", "wed") or any(c.lemma_ == "marry" for c in v.children) else "engaged"
+        status = "married" if lemma in ("marry", "wed") or any(_wed_lemma(c) == "marry" for c in v.children) else "engaged"
         partner = spans.proper_name(to) if to is not None else None
         if partner is None:
             subj = next(iter(guards.subjects(v)), None)
@@ -559,6 +559,12 @@ def _diet(v: Token, o: Token, neg_or_stop: bool, out: _Out) -> None:
             out.add("diet", "eggetarian" if eggs_only else "non-vegetarian", 0.65, "eats_meat")
 
 
+def _wed_lemma(t: Token) -> str:
+    """The verb behind "got married" / "got engaged": the tagger often reads the participle as an adjective
+    whose lemma is the word itself."""
+    return {"married": "marry", "engaged": "engage"}.get(spans.lower(t), t.lemma_)
+
+
 def _stop_habit(v: Token, x: Token, out: _Out) -> None:
     what = spans.phrase(x, max_words=5)
     if not what:
@@ -609,7 +615,9 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             if o is not None:
                 out.add("likes", spans.phrase(o), 0.7, "fan_of")
             return
-        if lemma in ("engaged", "married", "single") and not neg:
+        if (lemma in ("engaged", "married", "single") or low in ("engaged", "married")) and not neg \
+                and spans.prep_obj(c, "in") is None:  # "engaged in a project"
+            lemma = low if low in ("engaged", "married") else lemma
             out.add("relationship_status", lemma, 0.8, f"be_{lemma}")
             to = spans.prep_obj(c, "to")
             if to is not None and spans.proper_name(to):

@@ -47,3 +47,27 @@ def test_di_after_a_verb_and_a_kin_title_after_a_name_are_no_address():
     assert _addressed("photo bhej di.") == set()  # "sent it": a verb group
     assert _addressed("jai mata di") == set()
     assert _addressed("cook rakhi hai, Lakshmi didi.") == set()  # a title for the cook, not the listener
+
+
+def test_spouses_answering_in_kind_are_married_one_joke_is_not():
+    df = chat([("Kabir Shah", "good morning wife ☀️"), (USER, "good morning husband, chai?"), ("Kabir Shah", "always")])
+    c = extract_claims(df).filter(pl.col("source") == "address")
+    assert set(zip(c["predicate"], c["value"], c["message_id"])) == {
+        ("partner", "Kabir Shah", "c1-1"), ("relationship_status", "married", "c1-1")}
+    joke = chat([("Kabir Shah", "you forgot my birthday"), (USER, "sorry husband 😂 treat on me"), ("Kabir Shah", "lol")])
+    assert extract_claims(joke).filter(pl.col("source") == "address").height == 0  # once, unanswered: a joke
+    about = chat([("Kabir Shah", "how's your husband?"), (USER, "my husband is fine, thanks"), ("Kabir Shah", "good")])
+    assert extract_claims(about).filter(pl.col("source") == "address").height == 0  # a mention, not address
+
+
+def test_got_married_and_being_engaged_are_read_and_busy_is_not():
+    from datetime import date
+
+    from truffle_assets.memory.facts.extraction import claims_from_text
+
+    def got(text):
+        return {(c["predicate"], c["value"]) for c in claims_from_text(text, USER, date(2024, 2, 1))}
+
+    assert {("relationship_status", "married"), ("partner", "Kabir")} <= got("I got married to Kabir last week")
+    assert ("relationship_status", "engaged") in got("I'm engaged!! still shaking")
+    assert not {p for p, _ in got("I'm engaged in a client project all week")} & {"relationship_status", "partner"}
