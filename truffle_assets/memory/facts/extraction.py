@@ -345,7 +345,7 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
     # they make together is read like the user's own, its evidence the reply
     seen = {row["id"] for row in rows}
     for r, said, _ in replies.reply_statements(msgs):
-        for c in claims_from_text(said, r["author"], replies.said_on(r)):
+        for c in claims_from_text(said, r["author"], _said(r)):
             row = _claim_row(r, c["predicate"], c["value"], c["category"], c["fact_text"],
                              c["confidence"] * replies.DISCOUNT, "rules")
             if row["id"] not in seen:

@@ -22,7 +22,7 @@ times `DISCOUNT`, since the reading rests on two messages lining up.
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 
 import polars as pl
 
@@ -49,7 +49,7 @@ _VALUE = re.compile(r"(?i)^\W*(?:(?:around|about|approx|bas|sirf|only|abhi|now)\
                     r"inch|inches|years?|saal))?|(?:a|b|ab|o)\s*(?:\+|-|\+ve|-ve|positive|negative)"
                     r"(?=\W|$))")
 
-# second person -> first, longest phrases first; {verb agreement} fixed below
+# second person -> first, longest phrases first (Hindi verb agreement is fixed after, `_AGREE`)
 _SWAPS = [
     (r"\bare\s+you\b", "I am"), (r"\byou\s+are\b", "I am"), (r"\byou'?re\b", "I'm"), (r"\bwere\s+you\b", "I was"),
     (r"\byou\s+were\b", "I was"), (r"\bhave\s+you\b", "I have"), (r"\byou'?ve\b", "I've"),
@@ -131,7 +131,7 @@ def _first_sentence(text: str) -> str:
 
 def reply_statements(msgs: pl.DataFrame) -> list[tuple[dict, str, str]]:
     """(the user's reply row, the sentence it states, "confirmed" | "answered") for every reply that
-    completes the other person's message just before it. `msgs`: id, chat_id, ts, author, is_user,
+    completes the other person's message just before it. `msgs`: id, chat_id, day, ts, author, is_user,
     normalized_text (the redacted search stream)."""
     out: list[tuple[dict, str, str]] = []
     if msgs.height == 0:
@@ -157,7 +157,3 @@ def reply_statements(msgs: pl.DataFrame) -> list[tuple[dict, str, str]]:
         if said:
             out.append((r, said, "answered"))
     return out
-
-
-def said_on(r: dict) -> date:
-    return r["day"] if isinstance(r["day"], date) else r["ts"].date()
