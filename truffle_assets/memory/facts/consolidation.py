@@ -192,12 +192,17 @@ def _stem(w: str) -> str:
 
 def _opposite(a: str, b: str) -> bool:
     """The same thing with the opposite polarity: "can swim" / "cannot swim", "drinks beer on weekends" /
-    "stopped drinking", "social smoker" / "quit smoking". The words of one side (less its polarity
-    words) are all among the other's: an ending names the activity, rarely its every detail."""
+    "stopped drinking", "social smoker" / "quit smoking". The negative side's words (less its polarity
+    words) are all among the positive side's: an ending names the activity, rarely its every detail.
+    Not the other way round: "no sugar in tea" says more than "likes tea" and does not end it."""
     ta, tb = value_tokens(a), value_tokens(b)
-    ka = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
-    kb = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
-    return bool(ka) and bool(kb) and (ka <= kb or kb <= ka) and bool(ta & _NEGATIVE) != bool(tb & _NEGATIVE)
+    if bool(ta & _NEGATIVE) == bool(tb & _NEGATIVE):
+        return False
+    if ta & _NEGATIVE:
+        ta, tb = tb, ta  # ta: the positive side, tb: the negative one
+    kpos = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
+    kneg = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
+    return bool(kpos) and bool(kneg) and kneg <= kpos
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

@@ -236,6 +236,9 @@ def test_stopping_a_habit_ends_the_habit_it_names():
                      "journals every night": None, "stopped drinking": None, "quit smoking": None}
     by_value = dict(zip(f["value"], f["id"]))
     assert dict(zip(f["value"], f["superseded_by"]))["occasional smoker"] == by_value["quit smoking"]
+    # the negative side must name less, not more: "no sugar in coffee" is a detail, not the end of coffee
+    g = consolidate(claims([("likes", "coffee", t), ("likes", "no sugar in coffee", t + timedelta(days=30))]))
+    assert dict(zip(g["value"], g["valid_to"])) == {"coffee": None, "no sugar in coffee": None}
 
 
 def test_leaving_a_job_ends_its_title_team_and_office():
