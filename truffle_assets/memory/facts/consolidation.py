@@ -166,7 +166,8 @@ def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
         if home is not None:
             home.claims.append(c)
             continue
-        flipped = next((k for k in out if k.valid_to is None and _opposite(k.best()["value"], c["value"])), None)
+        flipped = next((k for k in out if k.valid_to is None
+                        and _opposite(k.best()["value"], c["value"], either_way=predicate == "skill")), None)
         vf = None if predicate in ("sister", "brother", "sibling") else day
         if flipped is not None:  # "cannot swim" then "can swim": the new state ends the old one
             new = _Cluster(subject, predicate, c["category"], [c], vf)
@@ -190,11 +191,12 @@ def _stem(w: str) -> str:
     return w.rstrip("e")
 
 
-def _opposite(a: str, b: str) -> bool:
+def _opposite(a: str, b: str, either_way: bool = False) -> bool:
     """The same thing with the opposite polarity: "can swim" / "cannot swim", "drinks beer on weekends" /
     "stopped drinking", "social smoker" / "quit smoking". The negative side's words (less its polarity
     words) are all among the positive side's: an ending names the activity, rarely its every detail.
-    Not the other way round: "no sugar in tea" says more than "likes tea" and does not end it."""
+    Not the other way round: "no sugar in tea" says more than "likes tea" and does not end it. For a
+    skill (`either_way`) the detail may sit on either side: "can drive" ends "cannot drive a car"."""
     ta, tb = value_tokens(a), value_tokens(b)
     if bool(ta & _NEGATIVE) == bool(tb & _NEGATIVE):
         return False
@@ -202,7 +204,7 @@ def _opposite(a: str, b: str) -> bool:
         ta, tb = tb, ta  # ta: the positive side, tb: the negative one
     kpos = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
     kneg = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
-    return bool(kpos) and bool(kneg) and kneg <= kpos
+    return bool(kpos) and bool(kneg) and (kneg <= kpos or (either_way and kpos <= kneg))
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

@@ -163,6 +163,9 @@ _RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
+# a driving test passed or a licence in hand: "cleared the driving test", "licence aa gaya", "got my DL"
+_DRIVING = re.compile(r"\b(?:cleared|passed)\s+(?:the\s+|my\s+)?driving\s+test\b|\bgot\s+(?:my\s+)?(?:driving\s+licen[cs]e|licen[cs]e|DL)\b"
+                      r"|\b(?:driving\s+)?(?:licen[cs]e|DL)\s+(?:aa|mil)\s+(?:gaya|gayi|gai)\b", re.I)
 # a goal named as the speaker's: "my 2025 goal. Pune half marathon in december", "august me Hyderabad
 # 10K hai, wahi target hai". Not "the goal is ..." (a team's), nor "goal hai <a Hindi clause>": with no
 # gloss for the clause, the fact would read as the untranslated sentence
@@ -278,6 +281,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "completed", "first " + re.sub(r"^(?:proper|real|ever)\s+", "", m.group(1), flags=re.I), 0.6, "my_first"
     if m := _TRIP_WAS.search(sentence):
         yield "trip", m.group(1), 0.6, "trip_was"
+    if _DRIVING.search(sentence):
+        yield "skill", "can drive", 0.65, "driving_test"
     if m := _KIN_OF.search(sentence):
         yield "family", m.group(1), 0.6, "kin_of"
     if m := _RESOLUTION.search(sentence):

@@ -24,6 +24,8 @@ def display_value(predicate: str, value: str) -> str:
 
 
 def fact_text(predicate: str, value: str, qualifier: str = "") -> str:
+    if predicate == "skill" and re.match(r"(?i)(?:can|cannot|can't)\b", value or ""):
+        return value[0].upper() + value[1:]  # "Can drive", not "Can: can drive"
     label = predicate_info(predicate).label
     if predicate.startswith("end:"):
         label = "No longer: " + predicate_info(predicate[4:]).label.lower()

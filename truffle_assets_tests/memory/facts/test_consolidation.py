@@ -239,6 +239,9 @@ def test_stopping_a_habit_ends_the_habit_it_names():
     # the negative side must name less, not more: "no sugar in coffee" is a detail, not the end of coffee
     g = consolidate(claims([("likes", "coffee", t), ("likes", "no sugar in coffee", t + timedelta(days=30))]))
     assert dict(zip(g["value"], g["valid_to"])) == {"coffee": None, "no sugar in coffee": None}
+    # a skill learnt ends its lack, whichever side names the detail
+    s = consolidate(claims([("skill", "cannot ride a scooter", t), ("skill", "can ride", t + timedelta(days=60))]))
+    assert dict(zip(s["value"], s["valid_to"])) == {"cannot ride a scooter": (t + timedelta(days=60)).date(), "can ride": None}
 
 
 def test_leaving_a_job_ends_its_title_team_and_office():

@@ -81,6 +81,7 @@ def test_a_pet_named_in_the_next_sentence_unless_asked_or_supposed():
     ("We got a puppy! His name is Bruno", "Pet (puppy): Bruno"),
     ("My dog Bruno", "Pet (dog): Bruno"),
     ("I live in Pune", "Lives in: Pune"),
+    ("I can drive now", "Can drive"),  # not "Can: can drive"
 ])
 def test_fact_text_names_the_qualifier(text, expected):
     assert [c["fact_text"] for c in claims_from_text(text, USER, SAID)] == [expected]

@@ -83,6 +83,8 @@ def got(text: str) -> set[tuple[str, str]]:
     ("Kolkata 25K in march hai, wahi target hai", {("goal", "Kolkata 25K in march")}),
     ("aaj gym join kar liya, kal se pain", {("habit", "goes to the gym")}),
     ("my blood group is B negative", {("blood_group", "B-")}),
+    ("passed my driving test!! third attempt", {("skill", "can drive")}),
+    ("DL mil gaya aaj, ab Goa road trip", {("skill", "can drive")}),
 ])
 def test_idioms(text, expected):
     assert expected <= got(text), got(text)
@@ -103,11 +105,12 @@ def test_idioms(text, expected):
     "usne naya iPhone liya",  # someone else bought it (no "maine")
     "what's your target this year?",  # asked, and of the listener
     "her goal is to crack UPSC",
+    "he finally got his licence",
 ])
 def test_idioms_that_are_not_claims(text):
     predicates = {p for p, _ in got(text)}
     assert not predicates & {"condition", "rent", "appearance", "dislikes", "eyesight", "habit", "hobby", "lives_with",
-                             "goal"}, got(text)
+                             "goal", "skill"}, got(text)
 
 
 @pytest.mark.parametrize("text", [
