@@ -13,6 +13,9 @@ Two memories, both built through the pipeline once (`ingest_all`, ephemeral Dags
 * the held-out natural set (`benchmarks/heldout/natural`, 11 chats written independently of the
   rules; cached under benchmarks/.work/qa/), asked its own 44 annotated questions
   (`evals.qa.natural_questions`).
+`--sets dev2` asks the second dev set's 25 questions instead (`benchmarks/devset2`, never used for
+training rows): the set to choose runtime settings on (budgets, sampling), so the two above stay
+held out.
 
 Every question goes through `ChatService.ask` on `open_service`: guard, retrieval, budgets, the
 served model (an embedded llama.cpp server on each GGUF, with the embedded budget and sampling),
@@ -43,6 +46,7 @@ from truffle_assets.evals.qa import (Question, ask_endpoint, key_matches, natura
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
+DEV2 = ROOT / "benchmarks" / "devset2" / "natural"
 
 
 def _printer(where: str):
@@ -75,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
     ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
-    ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"])
+    ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", "natural", "dev2"],
+                    help="synthetic and natural are held out; dev2 is for choosing runtime settings")
     ap.add_argument("--work", type=Path, default=QA_WORK)
     ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
     ap.add_argument("--base-from", type=Path, default=None, metavar="RESULTS",
@@ -98,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         published, ann, line_ids = annotated_memory(NATURAL, args.work / "mem-natural")
         qs = spread(natural_questions(ann, line_ids), args.limit)
         sets.append(("natural", published.parent, qs, ann["as_of"], []))
+    if "dev2" in args.sets:
+        published, ann, line_ids = annotated_memory(DEV2, args.work / "mem-dev2")
+        qs = spread(natural_questions(ann, line_ids, source="dev2-natural"), args.limit)
+        sets.append(("dev2", published.parent, qs, ann["as_of"], []))
 
     base = {"gguf": str(args.base_gguf or qwen_gguf())}
     if args.base_url:

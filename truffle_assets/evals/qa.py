@@ -263,8 +263,10 @@ def stated_ids(fact: dict, message_id_of: dict[tuple[str, int], str]) -> list[st
     return [message_id_of[k] for k in stated if k in message_id_of]
 
 
-def natural_questions(annotations: dict, message_id_of: dict[tuple[str, int], str]) -> list[Question]:
-    """The held-out natural questions; `message_id_of[(chat file, line)]` maps annotated lines to ids."""
+def natural_questions(annotations: dict, message_id_of: dict[tuple[str, int], str],
+                      source: str = "heldout-natural") -> list[Question]:
+    """An annotated chat set's questions (the held-out natural set's by default); `message_id_of[(chat
+    file, line)]` maps annotated lines to ids."""
     facts = {f["id"]: f for f in annotations["facts"]}
     out = []
     for q in annotations["questions"]:
@@ -280,7 +282,7 @@ def natural_questions(annotations: dict, message_id_of: dict[tuple[str, int], st
             kind = "none"
         elif pol:
             kind = "yesno"
-        out.append(Question(q["id"], q["question"], kind, keys, pol, ev, q.get("answer"), source="heldout-natural"))
+        out.append(Question(q["id"], q["question"], kind, keys, pol, ev, q.get("answer"), source=source))
     return out
 
 

@@ -87,6 +87,10 @@ def test_natural_questions_point_at_the_annotated_messages():
     kept = spread(qs, 22)
     assert len(kept) == 22 and {q.kind for q in kept} == {q.kind for q in qs}
     json.dumps([q.to_dict() for q in kept])
+    # the second dev set's questions, for choosing runtime settings, are labelled as such
+    dev2 = load_natural(ROOT / "benchmarks" / "devset2" / "natural")
+    dq = natural_questions(dev2, {(f["chat_file"], f["line"]): f["id"] for f in dev2["facts"]}, source="dev2-natural")
+    assert len(dq) == 25 and {q.source for q in dq} == {"dev2-natural"} and all(q.evidence for q in dq if q.answerable)
 
 
 def test_ask_endpoint_refuses_an_unknown_budget_section(tmp_path):
