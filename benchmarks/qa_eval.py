@@ -46,7 +46,9 @@ from truffle_assets.evals.qa import (Question, ask_endpoint, key_matches, natura
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
-DEV2 = ROOT / "benchmarks" / "devset2" / "natural"
+# the annotated chat sets: name -> (chats, memory folder under --work, the questions' source label)
+ANNOTATED = {"natural": (NATURAL, "mem-natural", "heldout-natural"),
+             "dev2": (ROOT / "benchmarks" / "devset2" / "natural", "mem-dev2", "dev2-natural")}
 
 
 def _printer(where: str):
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
     ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
-    ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", "natural", "dev2"],
+    ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", *ANNOTATED],
                     help="synthetic and natural are held out; dev2 is for choosing runtime settings")
     ap.add_argument("--work", type=Path, default=QA_WORK)
     ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
@@ -99,14 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         published, truth = qa_memory(paths.models_dir() / "qa-memory")
         qs = spread(synthetic_questions(truth, "eval"), args.limit)
         sets.append(("synthetic", published.parent, qs, TODAY, [s["value"] for s in truth["secrets"]]))
-    if "natural" in args.sets:
-        published, ann, line_ids = annotated_memory(NATURAL, args.work / "mem-natural")
-        qs = spread(natural_questions(ann, line_ids), args.limit)
-        sets.append(("natural", published.parent, qs, ann["as_of"], []))
-    if "dev2" in args.sets:
-        published, ann, line_ids = annotated_memory(DEV2, args.work / "mem-dev2")
-        qs = spread(natural_questions(ann, line_ids, source="dev2-natural"), args.limit)
-        sets.append(("dev2", published.parent, qs, ann["as_of"], []))
+    for name, (chats, folder, source) in ANNOTATED.items():
+        if name in args.sets:
+            published, ann, line_ids = annotated_memory(chats, args.work / folder)
+            qs = spread(natural_questions(ann, line_ids, source=source), args.limit)
+            sets.append((name, published.parent, qs, ann["as_of"], []))
 
     base = {"gguf": str(args.base_gguf or qwen_gguf())}
     if args.base_url:

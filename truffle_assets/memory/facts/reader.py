@@ -615,13 +615,12 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             if o is not None:
                 out.add("likes", spans.phrase(o), 0.7, "fan_of")
             return
-        if (lemma in ("engaged", "married", "single") or low in ("engaged", "married")) and not neg \
-                and spans.prep_obj(c, "in") is None:  # "engaged in a project"
-            lemma = low if low in ("engaged", "married") else lemma
-            out.add("relationship_status", lemma, 0.8, f"be_{lemma}")
+        status = low if low in ("engaged", "married") else lemma  # the tagger may lemmatize "engaged" to "engage"
+        if status in ("engaged", "married", "single") and not neg and spans.prep_obj(c, "in") is None:  # not "engaged in a project"
+            out.add("relationship_status", status, 0.8, f"be_{status}")
             to = spans.prep_obj(c, "to")
             if to is not None and spans.proper_name(to):
-                out.add("partner", spans.proper_name(to), 0.8, f"be_{lemma}")
+                out.add("partner", spans.proper_name(to), 0.8, f"be_{status}")
             return
         if lemma in ("left-handed", "right-handed", "lefty", "ambidextrous") and not neg:
             out.add("handedness", lemma.replace("lefty", "left-handed"), 0.8, "hand")

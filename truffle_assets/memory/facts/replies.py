@@ -71,7 +71,8 @@ _OPENERS = re.compile(r"(?i)^\W*(?:(?:oh|ohh|acha|accha|achha|arre|arey|so|and|a
                       r"bhaiya|bhai|beta|didi|di|bro|yaar)\b\W*)+")
 _SECOND_PERSON = re.compile(r"(?i)\b(?:you|your|you're|youre|yours|u|ur|tum|tu|aap|ap|tumhe|tumhein|tumko|tujhe|"
                             r"aapko|tumhara|tumhari|tumhare|tera|teri|tere|aapka|aapki|aapke|tumne|tune|aapne)\b")
-_WORD = re.compile(r"[^\W_]+")
+_NUMBER = re.compile(r"\b\d+\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?\n])\s+")
 
 
 def first_person(text: str) -> str:
@@ -90,21 +91,20 @@ def first_person(text: str) -> str:
 
 def _last_sentence(text: str) -> str:
     """The sentence a reply answers: the message's last question, else its last sentence."""
-    parts = [p.strip() for p in re.split(r"(?<=[.!?\n])\s+", text.strip()) if p.strip()]
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()]
     asks = [p for p in parts if p.endswith("?")]
     return (asks or parts or [""])[-1]
 
 
-def _confirmed(question: str, reply: str) -> str | None:
-    """The statement a yes-reply makes of `question`, or None."""
+def _confirmed(question: str, rest: str) -> str | None:
+    """The statement a yes-reply makes of `question` (`rest`: the reply after its yes), or None."""
     said = _last_sentence(question)
     if not said:
         return None
     if _SECOND_PERSON.search(said):
         return first_person(said)
     # "29 ka ho gaya mera Golu" -> "haan 29": about the user only if the reply repeats its number
-    rest = YES.sub("", reply, count=1)
-    if not {w for w in _WORD.findall(rest) if w.isdigit()} & {w for w in _WORD.findall(said) if w.isdigit()}:
+    if not set(_NUMBER.findall(rest)) & set(_NUMBER.findall(said)):
         return None
     return first_person("main " + said if re.search(r"(?i)\b(?:ka|ki|ke|hai|ho|gaya|gayi|hua|hui)\b", said)
                         else "I am " + said)
@@ -126,7 +126,7 @@ def _answered(question: str, reply: str) -> str | None:
 
 
 def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?\n])\s+", text.strip(), maxsplit=1)[0]
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 def reply_statements(msgs: pl.DataFrame) -> list[tuple[dict, str, str]]:
@@ -148,8 +148,9 @@ def reply_statements(msgs: pl.DataFrame) -> list[tuple[dict, str, str]]:
         reply, question = r["normalized_text"].strip(), p["normalized_text"].strip()
         if not reply or not question or _NO.match(reply):
             continue
-        if YES.match(reply) and not _NO.match(YES.sub("", reply, count=1)):  # "bilkul nahi" is a no
-            said = _confirmed(question, reply)
+        rest = YES.sub("", reply, count=1)  # the reply after its yes
+        if YES.match(reply) and not _NO.match(rest):  # "bilkul nahi" is a no
+            said = _confirmed(question, rest)
             if said:
                 out.append((r, said, "confirmed"))
             continue

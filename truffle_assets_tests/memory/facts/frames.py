@@ -1,6 +1,6 @@
 """Frames the fact tests build: messages as the extractor reads them, claims as consolidation reads them."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 
@@ -15,6 +15,15 @@ def messages(rows: list[tuple[str, str | None, datetime]]) -> pl.DataFrame:
     for i, (author, text, ts) in enumerate(rows):
         out.append({"id": f"m{i}", "chat_id": "c1" if i % 2 else "c2", "day": ts.date(), "ts": ts, "author": author,
                     "is_user": author == USER, "normalized_text": text})
+    return pl.DataFrame(out, schema={"id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"),
+                                     "author": pl.String, "is_user": pl.Boolean, "normalized_text": pl.String})
+
+
+def chat(rows: list[tuple[str, str]], gap: timedelta = timedelta(hours=1), chat_id: str = "c1") -> pl.DataFrame:
+    """(author, text) rows of one chat, `gap` apart from 2024-01-01 09:00; ids <chat_id>-0, -1, ..."""
+    t = datetime(2024, 1, 1, 9)
+    out = [{"id": f"{chat_id}-{i}", "chat_id": chat_id, "day": (t + gap * i).date(), "ts": t + gap * i, "author": a,
+            "is_user": a == USER, "normalized_text": x} for i, (a, x) in enumerate(rows)]
     return pl.DataFrame(out, schema={"id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"),
                                      "author": pl.String, "is_user": pl.Boolean, "normalized_text": pl.String})
 

@@ -1,21 +1,10 @@
 """Kin address in a one-to-one chat: a weak claim per message, only when it is a habit, never in groups."""
 
-from datetime import datetime, timedelta
-
 import polars as pl
 
 from truffle_assets.memory.facts.consolidation import consolidate
 from truffle_assets.memory.facts.extraction import extract_claims
-from truffle_assets_tests.memory.facts.frames import USER
-
-
-def chat(rows, chat_id="c1"):
-    t = datetime(2024, 1, 1, 9)
-    out = [{"id": f"{chat_id}-{i}", "chat_id": chat_id, "day": (t + timedelta(hours=i)).date(),
-            "ts": t + timedelta(hours=i), "author": a, "is_user": a == USER, "normalized_text": x}
-           for i, (a, x) in enumerate(rows)]
-    return pl.DataFrame(out, schema={"id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"),
-                                     "author": pl.String, "is_user": pl.Boolean, "normalized_text": pl.String})
+from truffle_assets_tests.memory.facts.frames import USER, chat
 
 
 def test_a_sister_known_only_from_how_she_is_addressed():

@@ -2,21 +2,11 @@
 like the user's own sentence, with the reply as evidence; no and stale replies, and confirmations of
 things said about someone else, state nothing."""
 
-from datetime import datetime, timedelta
-
-import polars as pl
+from datetime import timedelta
 
 from truffle_assets.memory.facts.extraction import extract_claims
 from truffle_assets.memory.facts.replies import first_person, reply_statements
-from truffle_assets_tests.memory.facts.frames import USER
-
-
-def chat(rows, gap=timedelta(minutes=3), chat_id="c1"):
-    t = datetime(2024, 3, 5, 20)
-    out = [{"id": f"{chat_id}-{i}", "chat_id": chat_id, "day": (t + gap * i).date(), "ts": t + gap * i,
-            "author": a, "is_user": a == USER, "normalized_text": x} for i, (a, x) in enumerate(rows)]
-    return pl.DataFrame(out, schema={"id": pl.String, "chat_id": pl.String, "day": pl.Date, "ts": pl.Datetime("us"),
-                                     "author": pl.String, "is_user": pl.Boolean, "normalized_text": pl.String})
+from truffle_assets_tests.memory.facts.frames import USER, chat
 
 
 def said(df):
