@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import guards, reader, replies
+from truffle_assets.memory.facts import guards, reader, replies, wishes
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
@@ -197,7 +197,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-3"
+EXTRACTOR_VERSION = "parse-4"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
@@ -355,5 +355,9 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
                                render_fact_text(a["predicate"], a["value"]), a.get("confidence", ADDRESS_CONFIDENCE),
                                "address"))
+    # the birthday wishes the user thanks people for date the birthday (and may say the age)
+    for w in wishes.birthday_claims(msgs):
+        rows.append(_claim_row(w["row"], w["predicate"], w["value"], predicate_info(w["predicate"]).category,
+                               render_fact_text(w["predicate"], w["value"]), w["confidence"], "wishes"))
     df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)
     return df.sort("ts", "id").select(CLAIM_COLUMNS)

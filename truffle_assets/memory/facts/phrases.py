@@ -51,6 +51,10 @@ _MY_EYEWEAR = re.compile(r"\bmy\s+(specs|glasses|spectacles|contacts|contact\s+l
 # rent: "rent 24 hazaar", "rent is 18k", "42 ka rent hai", "paying 30k rent"
 _AMOUNT = r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k|hazaar|hazar|thousand|lakh|l)?"
 _RENT = re.compile(rf"\brent\s+(?:is\s+|hai\s+|of\s+|was\s+|:\s*)?{_AMOUNT}|{_AMOUNT}\s+(?:ka\s+|ki\s+|in\s+)?rent\b", re.I)
+# pay: "salary is 24", "package 18 LPA", "ctc 12.5 lakh", "in-hand 85k"
+_SALARY = re.compile(r"\b(?:salary|package|ctc|in-?hand)\s+(?:is\s+|hai\s+|of\s+|was\s+|now\s+|:\s*)?"
+                     r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(lpa|lakhs?|lacs?|l|k|hazaar|hazar|thousand|cr|crore)?\b",
+                     re.I)
 # living alone: "akeli rahungi ab", "akela rehta hu"
 _ALONE = re.compile(r"\b(?:akeli|akela|akele)\s+(?:hi\s+)?(?:rehti|rehta|rahti|rahta|rahungi|rahunga|reh\s+rahi|reh\s+raha)\b",
                     re.I)
@@ -161,7 +165,7 @@ _MY_DEVICE = re.compile(rf"\b(?:mera|meri|my)\s+(?:bhi\s+|naya\s+|new\s+|old\s+|
 # the employer in a resignation the parse cannot read ("I resigned from K&R." from the Hinglish gloss)
 _RESIGNED_FROM = re.compile(r"\bresigned\s+from\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*)?)")
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|(?<=\d)\.(?=\d))+[.!?]*")  # "10.5 lakh" is one sentence
 
 # a driving test passed or a licence in hand: "cleared the driving test", "licence aa gaya", "got my DL"
 _DRIVING = re.compile(r"\b(?:cleared|passed)\s+(?:the\s+|my\s+)?driving\s+test\b|\bgot\s+(?:my\s+)?(?:driving\s+licen[cs]e|licen[cs]e|DL)\b"
@@ -216,6 +220,9 @@ def read_phrases(sentence: str, message: str) -> Iterator[Claim]:
             yield "lives_in", m.group(1), 0.6, "area_home"
             yield "home_type", m.group(2), 0.6, "area_home"
         yield from _title(sentence, message)
+        if (m := _SALARY.search(sentence)) and not _OTHERS.search(sentence):  # whole: "45,000" has a comma
+            if value := salary_value(m.group(1), m.group(2)):
+                yield "salary", value, 0.65, "salary"
     for clause in _CLAUSE.split(sentence):
         if clause.strip() and not _hedged(clause):
             yield from _clause(clause, message)
@@ -354,6 +361,20 @@ def _home(sentence: str) -> Iterator[Claim]:
             yield "rent", f"₹{amount:,} a month", 0.65, "rent"
     if _ALONE.search(sentence):
         yield "lives_with", "alone", 0.7, "lives_alone"
+
+
+def salary_value(num: str, unit: str | None) -> str | None:
+    """A pay figure as it is meant: Indian chat names yearly pay in lakh ("24", "18 LPA", "12.5 lakh") and
+    monthly pay in thousands ("85k", "85,000"): '24' -> '₹24 lakh a year', '85k' -> '₹85,000 a month'."""
+    value = float(num.replace(",", ""))
+    unit = (unit or "").lower()
+    if unit in ("cr", "crore"):
+        unit, value = "lakh", value * 100
+    if unit in ("lpa", "l") or unit.startswith(("lakh", "lac")) or (not unit and 1 <= value < 200):
+        return f"₹{value:g} lakh a year"
+    if unit in ("k", "hazaar", "hazar", "thousand"):
+        value *= 1000
+    return f"₹{int(value):,} a month" if 5_000 <= value <= 2_000_000 else None
 
 
 def _rupees(num: str, unit: str | None) -> int | None:

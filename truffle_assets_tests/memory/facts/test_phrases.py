@@ -34,6 +34,10 @@ def got(text: str) -> set[tuple[str, str]]:
     ("Whitefield mein 2BHK, rent is 31k", {("rent", "₹31,000 a month")}),
     ("paying 18 hazaar ka rent for a studio", {("rent", "₹18,000 a month")}),
     ("ab akela rehta hu, flatmate chala gaya", {("lives_with", "alone")}),
+    # pay as people name it: a bare yearly figure in lakh, LPA, monthly thousands, a decimal kept whole
+    ("salary is 19 now, finally", {("salary", "₹19 lakh a year")}),
+    ("mera package 7.5 LPA hai", {("salary", "₹7.5 lakh a year")}),
+    ("in-hand 62,000 after tax", {("salary", "₹62,000 a month")}),
     # tastes: "I don't do X", "can't function without X"
     ("I don't do spicy food, sorry", {("dislikes", "spicy food")}),
     ("cannot start my day without masala chai", {("likes", "masala chai")}),
@@ -93,6 +97,7 @@ def test_idioms(text, expected):
 @pytest.mark.parametrize("text", [
     "your vitamin D is low, take the sachets",  # the listener's level
     "his rent is 40k, crazy",  # someone else's rent
+    "her salary is 30 and she still complains",  # someone else's pay
     "maybe I'll get a tattoo next year",  # a plan
     "if I get migraines again I'll see a doctor",
     "I don't do that anymore lol",  # no taste named
