@@ -139,6 +139,16 @@ POSSESSIONS = {
     "cycle": "vehicle", "bicycle": "vehicle", "ev": "vehicle", "suv": "vehicle", "sedan": "vehicle",
     "hatchback": "vehicle", "house": "possession", "flat": "possession", "apartment": "possession",
     "drone": "possession", "dslr": "possession",
+    # makes and models people name instead of the thing ("bought a Nexon", "Sony a6400 liya"); only names
+    # that are no everyday word ("City", "Swift", "Access" are left out)
+    "samsung": "phone", "redmi": "phone", "realme": "phone", "poco": "phone", "galaxy": "phone",
+    "thinkpad": "possession", "chromebook": "possession", "airpods": "possession", "gopro": "possession",
+    "canon": "possession", "nikon": "possession", "fujifilm": "possession", "sony": "possession", "mirrorless": "possession",
+    "i10": "vehicle", "i20": "vehicle", "creta": "vehicle", "nexon": "vehicle", "baleno": "vehicle", "wagonr": "vehicle",
+    "innova": "vehicle", "seltos": "vehicle", "brezza": "vehicle", "tiago": "vehicle", "verna": "vehicle",
+    "ertiga": "vehicle", "fortuner": "vehicle", "altroz": "vehicle", "kwid": "vehicle", "xuv700": "vehicle",
+    "xuv300": "vehicle", "splendor": "vehicle", "pulsar": "vehicle", "ktm": "vehicle", "ntorq": "vehicle",
+    "jawa": "vehicle", "himalayan": "vehicle", "meteor": "vehicle", "tesla": "vehicle",
 }
 CONDITIONS = {"asthma", "diabetes", "migraine", "migraines", "thyroid", "hypothyroidism", "pcos", "pcod", "anxiety",
               "depression", "adhd", "eczema", "psoriasis", "arthritis", "bp", "hypertension", "insomnia",

@@ -111,6 +111,10 @@ _RESOLUTION = re.compile(r"\bresolution\b[^:.!?]{0,20}:\s*((?:learn|run|read|los
 # sleep needs: "can't sleep without the fan", "AC ke bina neend nahi aati"
 _SLEEP_WITHOUT = re.compile(r"\b(?:can't|cannot|cant)\s+sleep\s+without\s+(?:the\s+|my\s+|a\s+)?([\w\-]+(?:\s+[\w\-]+)?)|"
                             r"\b([\w\-]+)\s+ke\s+bina\s+neend\s+(?:hi\s+)?(?:nahi|nahin)\s+aati\b", re.I)
+# sleeping late as a rule: "never asleep before 2", "can't sleep before 1", "2 baje se pehle neend nahi aati"
+_LATE_SLEEP = re.compile(r"\b(?:never|rarely|can't|cannot|cant)\s+(?:fall\s+)?(?:asleep|sleep)\s+(?:before|till)\s+(12|[1-4])\b|"
+                         r"\b(12|[1-4])\s+baje\s+(?:se\s+)?(?:pehle|tak)\s+(?:neend|so(?:na|ta|ti))\s+(?:hi\s+)?(?:nahi|nahin|nhi)\b",
+                         re.I)
 # an exam or certificate passed, named by its capitalized name ("cleared PMP", "passed CFA Level 1")
 _PASSED = re.compile(r"\b(?:cleared|passed)\s+(?:the\s+|my\s+)?([A-Z0-9][\w\-]*(?:\s+[A-Z0-9][\w\-]*){0,2})")
 # "the Hitec City office is ...": the speaker's office, named by its place
@@ -296,6 +300,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "goal", m.group(1).strip(), 0.65, "resolution"
     if m := _SLEEP_WITHOUT.search(sentence):
         yield "sleep", "can't sleep without " + (m.group(1) or m.group(2)), 0.65, "sleep_without"
+    if m := _LATE_SLEEP.search(sentence):
+        yield "sleep", f"night owl (rarely asleep before {m.group(1) or m.group(2)})", 0.65, "late_sleep"
     if m := _THE_OFFICE.search(sentence):
         yield "office", f"{m.group(1)} office", 0.6, "the_office"
     if m := _LANGUAGE_CLASS.search(sentence):

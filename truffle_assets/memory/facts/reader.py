@@ -98,6 +98,7 @@ _LASIK = re.compile(r"\b(?:got|had|did|done\s+with)\s+(?:my\s+|the\s+)?(?:lasik|
 _WORK_MODE = re.compile(r"\b(?:I(?:'m|\s+am)|we(?:'re|\s+are)|I)\s+(?:now\s+|mostly\s+|currently\s+)?(?:\w+\s+)?"
                         r"(fully\s+remote|remote|hybrid|wfh|work\s+from\s+home|back\s+to\s+office|work\s+from\s+office)\b",
                         re.I)
+_WEEKDAYS = re.compile(r"(?i)\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b")
 _HOME_NOW = re.compile(r"\b([A-Z][\w\-]+(?:\s[A-Z][\w\-]+)?)\s+(?:is|feels\s+like)\s+(?:my\s+)?home\s+now\b")
 _HANDED = re.compile(r"\bI(?:'m|\s+am)\s+(?:\w+\s+)?(left|right)[- ]?handed\b", re.I)
 # what the expressions above need when the message has no first person ("LASIK done!", "Pune is home
@@ -126,9 +127,11 @@ def _set_phrases(sent: Span, out: _Out) -> None:
     m = _WORK_MODE.search(sent.text)
     if m and not re.search(r"\b(?:not|no longer|if|maybe|might|will|next)\b", sent.text, re.I):
         mode = m.group(1).lower()
-        out.add("work_mode", {"wfh": "remote", "work from home": "remote", "fully remote": "remote",
-                              "back to office": "from office", "work from office": "from office"}.get(mode, mode),
-                0.65, "work_mode")
+        mode = {"wfh": "remote", "work from home": "remote", "fully remote": "remote",
+                "back to office": "from office", "work from office": "from office"}.get(mode, mode)
+        if mode == "remote" and _WEEKDAYS.search(sent.text):  # from home on named days: a hybrid week
+            mode = "hybrid"
+        out.add("work_mode", mode, 0.65, "work_mode")
     m = _HOME_NOW.search(sent.text)  # "Bombay is home now" ("... will always be home" is where one is from)
     if m and ascii_fold(m.group(1)).lower() not in NOT_NAMES:
         out.add("lives_in", m.group(1), 0.7, "home_now")
@@ -242,7 +245,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             out.add("team", spans.phrase(on), 0.7, "work_in_team")
         if any(spans.lower(c) in ("remotely", "remote") for c in v.subtree) or spans.prep_obj(v, "from") is not None and \
                 spans.lower(spans.prep_obj(v, "from")) in ("home",):
-            out.add("work_mode", "remote", 0.7, "work_from_home")
+            # from home on named days ("on Fridays") is a hybrid week, not a remote job
+            out.add("work_mode", "hybrid" if _WEEKDAYS.search(v.sent.text) else "remote", 0.7, "work_from_home")
         return
     if lemma in L.JOIN_VERBS and not neg:
         if dobj is not None and spans.lower(dobj) in ("class", "classes", "course", "batch") and \
@@ -493,7 +497,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if lemma in ("wake", "sleep") and not neg and _habitual(v):
         t = spans.prep_obj(v, "at", "by", "before")
         if t is not None:
-            out.add("sleep", f"{'wakes up' if lemma == 'wake' else 'sleeps'} at {t.text}", 0.6, lemma)
+            when = t.doc[t.left_edge.i:t.i + 1].text  # "1 am", not "am"
+            out.add("sleep", f"{'wakes up' if lemma == 'wake' else 'sleeps'} at {when}", 0.6, lemma)
         return
     if lemma in ("adopt", "rescue", "foster") and dobj is not None and not neg:
         if spans.lower(dobj) in L.PETS or any(spans.lower(c) in L.PETS for c in dobj.subtree):
@@ -626,9 +631,11 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             out.add("handedness", lemma.replace("lefty", "left-handed"), 0.8, "hand")
             return
         if low in ("owl", "riser", "person") and not neg:
-            phrase = spans.phrase(c)
+            phrase = " ".join(t.text for t in c.subtree if t.i <= c.i and t.dep_ != "det")  # phrase() drops "morning"
             if phrase and any(w in phrase.lower() for w in ("night owl", "early riser", "morning person", "night person")):
-                out.add("sleep", phrase.lower(), 0.7, "sleep_type")
+                # one name per sleep type, whichever words the person used
+                kind = "early riser" if re.search(r"(?i)morning\s+person|early\s+riser", phrase) else "night owl"
+                out.add("sleep", kind, 0.7, "sleep_type")
             return
         # age: "I'm 28", "I am 28 years old"
         if c.like_num and 10 < spans.to_int(c.text) < 100 and not neg:

@@ -71,11 +71,18 @@ def phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None:
             elif c.dep_ == "prt" and head.pos_ == "VERB":
                 keep.add(c.i)
     lo, hi = min(keep), max(keep)
-    toks = [head.doc[i] for i in range(lo, hi + 1)]
+    doc = head.doc
+    if head.pos_ == "PROPN":  # a model name runs on past the parse: "X-T30", "Redmi Note 12"
+        while hi + 1 < len(doc) and hi - lo < max_words and (
+                (doc[hi].whitespace_ == "" and re.fullmatch(r"[\w\-]+", doc[hi + 1].text))
+                or (doc[hi + 1].like_num and (hi + 2 >= len(doc) or doc[hi + 2].pos_ not in ("NOUN", "PROPN", "NUM")))):
+            hi += 1
+            keep.add(hi)
+    toks = [doc[i] for i in range(lo, hi + 1)]
     if any(placeholder(t) for t in toks):
         return None
     # drop determiners/possessives/punctuation that sit inside the range
-    kept = [t for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i)
+    kept = [t for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i and t.text != "-")
             and lower(t) not in ("my", "our", "a", "an", "the") and (t.i in keep or t.dep_ not in ("amod",))]
     if not kept or len(kept) > max_words:
         return None

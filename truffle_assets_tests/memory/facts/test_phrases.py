@@ -34,6 +34,9 @@ def got(text: str) -> set[tuple[str, str]]:
     ("Whitefield mein 2BHK, rent is 31k", {("rent", "₹31,000 a month")}),
     ("paying 18 hazaar ka rent for a studio", {("rent", "₹18,000 a month")}),
     ("ab akela rehta hu, flatmate chala gaya", {("lives_with", "alone")}),
+    # sleeping late as a rule, in English and Hinglish
+    ("honestly never asleep before 3", {("sleep", "night owl (rarely asleep before 3)")}),
+    ("1 baje se pehle neend nahi aati yaar", {("sleep", "night owl (rarely asleep before 1)")}),
     # pay as people name it: a bare yearly figure in lakh, LPA, monthly thousands, a decimal kept whole
     ("salary is 19 now, finally", {("salary", "₹19 lakh a year")}),
     ("mera package 7.5 LPA hai", {("salary", "₹7.5 lakh a year")}),

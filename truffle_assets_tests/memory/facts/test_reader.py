@@ -58,6 +58,13 @@ def got(text: str) -> set[tuple[str, str]]:
     ("quit smoking last month", {("habit", "quit smoking")}),
     ("Bought a MacBook Pro finally", {("possession", "MacBook Pro")}),
     ("sold my scooter last week", {("end:vehicle", "scooter")}),
+    # a make or model named instead of the thing
+    ("finally bought a Fujifilm X-T30 in the sale", {("possession", "Fujifilm X-T30")}),
+    ("bought a Creta last month", {("vehicle", "Creta")}),
+    # sleep: the whole time, one name per sleep type
+    ("I sleep at 12 am most nights", {("sleep", "sleeps at 12 am")}),
+    ("I'm a morning person these days", {("sleep", "early riser")}),
+    ("I am a night person", {("sleep", "night owl")}),
     # identity
     ("I'm 34 now", {("age", "34")}),
     ("my birthday is on the 3rd of March", {("birthday", "--03-03")}),
@@ -144,6 +151,7 @@ def test_fixed_expressions_the_parser_splits():
     ("moved in with Rhea last weekend", ("lives_with", "Rhea")),
     ("my office is in Whitefield now", ("office", "Whitefield")),
     ("I'm fully remote now", ("work_mode", "remote")),
+    ("I work from home on Thursdays", ("work_mode", "hybrid")),  # named days: a hybrid week
     ("finally got LASIK done, bye specs", ("eyesight", "LASIK")),
     ("Zepto mein Product Manager ban gayi", ("job", "Product Manager")),
     ("ab ande khane lag gayi hu", ("diet", "eggetarian")),
