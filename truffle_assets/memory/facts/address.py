@@ -43,6 +43,12 @@ SPOUSE_ADDRESS = {"wife": "wife", "wifey": "wife", "biwi": "wife", "husband": "h
 SPOUSE_CONFIDENCE = 0.6
 
 
+def contact_name(author: str) -> str:
+    """The person as a fact names them: the contact name without the emoji people save it with
+    ("Dhruv 💛" -> "Dhruv", "Ishita 🌻" -> "Ishita")."""
+    return re.sub(r"[^\w\s.'&-]+", "", author).strip() or author
+
+
 def _addressed(text: str, words: dict[str, str] = KIN_ADDRESS) -> set[str]:
     """Kin words (`words`) used as address in `text`: at a clause edge, not owned ("my mom") or declined
     ("didi ki")."""
@@ -77,7 +83,7 @@ def address_claims(msgs: pl.DataFrame) -> list[dict]:
         others = rows.filter(~pl.col("is_user").fill_null(False) & pl.col("author").is_not_null())["author"].unique()
         if len(others) != 1:
             continue  # a group, or nobody answered yet: no one person is addressed
-        other = others[0]
+        other = contact_name(others[0])
         found: dict[str, list[dict]] = {}
         for r in rows.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()).iter_rows(named=True):
             for rel in _addressed(r["normalized_text"]):

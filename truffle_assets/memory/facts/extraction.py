@@ -355,8 +355,9 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
                                render_fact_text(a["predicate"], a["value"]), a.get("confidence", ADDRESS_CONFIDENCE),
                                "address"))
-    # the birthday wishes the user thanks people for date the birthday (and may say the age)
-    for w in wishes.birthday_claims(msgs):
+    # the birthday wishes the user thanks people for date the birthday (and may say the age); the
+    # anniversary the user wishes someone names their partner
+    for w in wishes.birthday_claims(msgs) + wishes.anniversary_claims(msgs):
         rows.append(_claim_row(w["row"], w["predicate"], w["value"], predicate_info(w["predicate"]).category,
                                render_fact_text(w["predicate"], w["value"]), w["confidence"], "wishes"))
     df = pl.DataFrame(rows, schema=CLAIM_SCHEMA) if rows else pl.DataFrame(schema=CLAIM_SCHEMA)

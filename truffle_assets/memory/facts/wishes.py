@@ -1,4 +1,5 @@
-"""A birthday, and the age reached, from the wishes the user thanks people for.
+"""A birthday, and the age reached, from the wishes the user thanks people for; a partner from the
+anniversary the user wishes them.
 
 Few people ever write "my birthday is 19 August"; everyone they know writes "happy birthday" on the
 day, and they answer "thank you mummy ❤️". So a wish another person sends, that the user answers
@@ -14,6 +15,10 @@ years, is then as sure as one stated.
 
 The evidence is the user's messages in the thread (their thanks and what they add), the messages
 that show it was their day.
+
+"happy one year to us ❤️" or "happy anniversary jaan", written by the user to the only other person
+in a chat, says who their partner is (`anniversary_claims`); an anniversary wished to parents or
+friends ("happy anniversary mummy papa", "to you both") says nothing about the user.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import re
 from datetime import timedelta
 
 import polars as pl
+
+from truffle_assets.memory.facts.address import contact_name
 
 MAX_REPLY_GAP = timedelta(hours=18)  # a wish at 7 am thanked that evening
 GROUP_REPLY_GAP = timedelta(hours=1)  # in a group, thanks that neither name the wisher nor thank everyone
@@ -126,3 +133,28 @@ def _thread(recs: list[dict], i: int, wish: dict, group: bool) -> list[dict]:
             break
         thread.append(r)
     return thread
+
+
+# an anniversary of "us": "happy one year to us", "happy 2nd anniversary baby", "happy anniversary jaan"
+_OUR_ANNIVERSARY = re.compile(
+    r"(?i)\bhappy\s+(?:(?:\w+|\d+(?:st|nd|rd|th)?)\s+){0,2}(?:anniversary|anniversaries|years?|months?|monthsary|"
+    r"monthiversary)\b(?:\s+(?:to|of)\s+us\b|\W+(?:jaan|jaanu|baby|babe|love|my\s+love|sweetheart|darling)\b)")
+_THEIR_ANNIVERSARY = re.compile(r"(?i)\b(?:you\s+(?:both|two)|dono|mummy|mumma|papa|mom|dad|uncle|aunty|didi|bhaiya|"
+                                r"jiju|bhabhi|guys)\b")
+PARTNER = 0.7
+
+
+def anniversary_claims(msgs: pl.DataFrame) -> list[dict]:
+    """Claim dicts (row, partner, the other person's name as the chat names them) for the user wishing
+    the only other person in a chat their shared anniversary."""
+    out: list[dict] = []
+    for _chat, part in msgs.filter(pl.col("author").is_not_null() & pl.col("normalized_text").is_not_null()) \
+            .group_by("chat_id", maintain_order=True):
+        others = part.filter(~pl.col("is_user").fill_null(False))["author"].unique().to_list()
+        if len(others) != 1:
+            continue
+        for r in part.filter(pl.col("is_user").fill_null(False)).iter_rows(named=True):
+            text = r["normalized_text"]
+            if _OUR_ANNIVERSARY.search(text) and not _THEIR_ANNIVERSARY.search(text):
+                out.append({"row": r, "predicate": "partner", "value": contact_name(others[0]), "confidence": PARTNER})
+    return out

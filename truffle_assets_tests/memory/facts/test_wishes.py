@@ -7,7 +7,7 @@ from datetime import timedelta
 import polars as pl
 
 from truffle_assets.memory.facts.extraction import extract_claims
-from truffle_assets.memory.facts.wishes import GROUP, ONE_TO_ONE, birthday_claims
+from truffle_assets.memory.facts.wishes import GROUP, ONE_TO_ONE, anniversary_claims, birthday_claims
 from truffle_assets_tests.memory.facts.frames import USER, chat
 
 MIN = timedelta(minutes=10)
@@ -67,3 +67,14 @@ def test_no_birthday_from_wishes_not_for_the_user_today():
     # nobody thanked: the next message from the user is about something else, or comes a day later
     assert found(chat([("Kiran", "happy birthday!!"), (USER, "kal milte hai")], gap=MIN)) == set()
     assert found(chat([("Kiran", "happy birthday!!"), (USER, "thanks!")], gap=timedelta(hours=20))) == set()
+
+
+def test_the_user_wishing_our_anniversary_names_the_partner_as_the_chat_does():
+    for text in ("happy two years to us 🥂 still can't believe you said yes", "happy anniversary jaan ❤️"):
+        got = anniversary_claims(chat([("Arjun 🌙", "good morning"), (USER, text)], gap=MIN))
+        assert [(c["predicate"], c["value"], c["row"]["id"]) for c in got] == [("partner", "Arjun", "c1-1")], text
+    # parents' or friends' anniversaries, and a group's, say nothing about the user
+    for text in ("happy anniversary mummy papa 🎉", "happy 25th anniversary to you both!!", "happy anniversary guys"):
+        assert anniversary_claims(chat([("Mom", "thank you beta"), (USER, text)], gap=MIN)) == [], text
+    group = chat([("Arjun", "hi"), ("Neel", "hey"), (USER, "happy one year to us, team!")], gap=MIN)
+    assert anniversary_claims(group) == []
