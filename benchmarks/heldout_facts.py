@@ -186,6 +186,9 @@ _PARSED: dict[str, tuple[str, ...]] = {
     "habits.fasting": ("habit",), "habits.tea": ("habit", "likes"), "possessions.passport": ("possession",),
     "preferences.books": ("likes", "favourite_book", "favourite_author"), "travel.abroad": ("trip",),
     "preferences.dogs": ("likes", "dislikes", "condition"),
+    # the money predicates (tenth session), under the names the annotators used for them
+    "finance.salary": ("salary",), "finance.investing": ("investment",), "finance.investment": ("investment",),
+    "finance.insurance": ("insurance",), "finance.health_insurance": ("insurance",), "finance.loan": ("loan",),
 }
 for _attr, _preds in _PARSED.items():
     ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(ATTRIBUTE_PREDICATES.get(_attr, ()) + _preds))

@@ -24,7 +24,7 @@ ANNOTATED = [
     ann("city_pune", "location.city", "Pune", {"m5"}, valid_from=date(2021, 1, 1), valid_to=date(2023, 6, 1)),
     ann("city_mumbai", "location.city", "Mumbai (moved for work)", {"m6"}, valid_from=date(2023, 6, 1),
         supersedes="city_pune"),
-    ann("insurance", "finance.insurance", "health insurance", {"m7"}),  # no predicate maps here: only ever missed
+    ann("visa", "travel.visa", "US tourist visa", {"m7"}),  # no predicate maps here: only ever missed
     ann("diet", "diet.diet", "vegetarian", {"m8"}),  # its line also holds a distractor
 ]
 DISTRACTORS = {"m9": hf.parse_claims("location.city = Delhi"), "m8": hf.parse_claims("health.allergy = prawns"),
@@ -48,7 +48,7 @@ def test_scores_a_match_a_distractor_and_wrong_evidence():
     assert s.matches["p_pune"] == "city_pune" and s.matches["p_mumbai"] == "city_mumbai"
     assert (s.matched, s.predicted) == (4, 7) and abs(s.precision - 4 / 7) < 1e-9
     assert abs(s.lenient_precision - 5 / 7) < 1e-9
-    assert (s.found, s.annotated) == (4, 5)  # the insurance has no predicate
+    assert (s.found, s.annotated) == (4, 5)  # the visa has no predicate
     assert s.by_group["mappable"] == (4, 4) and s.by_group["unmappable"] == (0, 1)
     assert (s.evidence_ok, s.matched) == (3, 4)  # p_pune cites m3, not m5
     assert (s.closed, s.ended_found, s.linked, s.link_cases, s.stale) == (1, 1, 1, 1, [])

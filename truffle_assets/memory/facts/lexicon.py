@@ -43,6 +43,11 @@ PREDICATES: dict[str, Predicate] = {
     "learning": Predicate("skill", "Learning"),
     "skill": Predicate("skill", "Can"),
     "language": Predicate("skill", "Speaks"),
+    # money
+    "salary": Predicate("finance", "Salary", single=True),
+    "investment": Predicate("finance", "Invests"),
+    "insurance": Predicate("finance", "Insurance"),
+    "loan": Predicate("finance", "Loan"),
     # people
     "partner": Predicate("relationship", "Partner", single=True),
     "relationship_status": Predicate("relationship", "Relationship", single=True),

@@ -55,6 +55,18 @@ _RENT = re.compile(rf"\brent\s+(?:is\s+|hai\s+|of\s+|was\s+|:\s*)?{_AMOUNT}|{_AM
 _SALARY = re.compile(r"\b(?:salary|package|ctc|in-?hand)\s+(?:is\s+|hai\s+|of\s+|was\s+|now\s+|:\s*)?"
                      r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(lpa|lakhs?|lacs?|l|k|hazaar|hazar|thousand|cr|crore)?\b",
                      re.I)
+# saving and borrowing: "10k ka SIP hai har mahine", "SIP chal rahi hai 15 hazaar ki", "EMI 14k",
+# "10 lakh ka family floater", "health insurance of 5 lakh"
+_NOT_MONEY = r"(?!\s*(?:months?|mahine|years?|saal|installments?|instalments?|%|din|days?)\b)"  # "EMI of 6 months"
+_SIP = re.compile(rf"\b(?:sip|sips)\b.{{0,30}}?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s+(?:ka|ki|ke|of|worth)?\s*(?:monthly\s+)?sips?\b",
+                  re.I)
+_EMI = re.compile(rf"\bemis?\s+(?:is\s+|hai\s+|of\s+|:\s*)?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s+(?:ka|ki|ke|of)?\s*emis?\b",
+                  re.I)
+_COVER = r"(family\s+floater|health\s+insurance|health\s+cover|mediclaim|term\s+(?:plan|insurance|cover)|insurance)"
+_INSURANCE = re.compile(rf"{_AMOUNT}\s+(?:ka|ki|ke|of|worth)?\s*{_COVER}\b|\b{_COVER}\s+(?:of|for|worth)\s+{_AMOUNT}", re.I)
+_LOAN_FOR = re.compile(r"\b(car|home|house|bike|education|personal|phone|iphone)\s+(?:ki|ka|ke|loan|emi)\b", re.I)
+# a hobby someone "got bitten by": "photography ka keeda lag gaya", "caught the running bug"
+_BUG = re.compile(r"\b([a-z]+)\s+ka\s+keeda\b|\b(?:bitten\s+by|caught|got)\s+the\s+([a-z]+)\s+bug\b", re.I)
 # living alone: "akeli rahungi ab", "akela rehta hu"
 _ALONE = re.compile(r"\b(?:akeli|akela|akele)\s+(?:hi\s+)?(?:rehti|rehta|rahti|rahta|rahungi|rahunga|reh\s+rahi|reh\s+raha)\b",
                     re.I)
@@ -256,6 +268,7 @@ def _clause(sentence: str, message: str) -> Iterator[Claim]:
     if not others:
         yield from _health(sentence, message)
         yield from _home(sentence)
+        yield from _money(sentence)
         yield from _routine(sentence, message)
     for m in _MARK.finditer(sentence):
         if not others or re.search(r"\bmy\b", sentence, re.I):
@@ -300,6 +313,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "goal", m.group(1).strip(), 0.65, "resolution"
     if m := _SLEEP_WITHOUT.search(sentence):
         yield "sleep", "can't sleep without " + (m.group(1) or m.group(2)), 0.65, "sleep_without"
+    if m := _BUG.search(sentence):
+        yield "hobby", (m.group(1) or m.group(2)).lower(), 0.65, "bitten_by_bug"
     if m := _LATE_SLEEP.search(sentence):
         yield "sleep", f"night owl (rarely asleep before {m.group(1) or m.group(2)})", 0.65, "late_sleep"
     if m := _THE_OFFICE.search(sentence):
@@ -369,6 +384,29 @@ def _home(sentence: str) -> Iterator[Claim]:
         yield "lives_with", "alone", 0.7, "lives_alone"
 
 
+def _money(sentence: str) -> Iterator[Claim]:
+    """A monthly SIP, an EMI, a health cover, each with its amount."""
+    if (m := _SIP.search(sentence)) and (amount := _amount(m)):
+        yield "investment", f"₹{amount:,} monthly SIP", 0.65, "sip"
+    if (m := _EMI.search(sentence)) and (amount := _amount(m)):
+        what = _LOAN_FOR.search(sentence)
+        yield "loan", f"{what.group(1).lower() + ' loan ' if what else ''}EMI of ₹{amount:,} a month", 0.6, "emi"
+    if m := _INSURANCE.search(sentence):
+        num, unit, cover = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6), m.group(4))
+        kind = "term" if cover.lower().startswith("term") else "" if cover.lower() == "insurance" else "health"
+        lakh = float(num.replace(",", ""))
+        if not unit and re.match(r"\s*(?:crore|cr)\b", sentence[m.end(5 if m.group(5) else 1):], re.I):
+            unit, lakh = "lakh", lakh * 100
+        if (unit or "").lower() in ("lakh", "l") or not unit and lakh < 100:  # a cover is named in lakh
+            yield "insurance", f"₹{lakh:g} lakh {kind + ' ' if kind else ''}insurance", 0.6, "cover"
+
+
+def _amount(m: re.Match) -> int | None:
+    """The rupees of a match with two `_AMOUNT` alternatives (groups 1-2 or 3-4)."""
+    num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return _rupees(num, unit)
+
+
 def salary_value(num: str, unit: str | None) -> str | None:
     """A pay figure as it is meant: Indian chat names yearly pay in lakh ("24", "18 LPA", "12.5 lakh") and
     monthly pay in thousands ("85k", "85,000"): '24' -> '₹24 lakh a year', '85k' -> '₹85,000 a month'."""
@@ -384,14 +422,15 @@ def salary_value(num: str, unit: str | None) -> str | None:
 
 
 def _rupees(num: str, unit: str | None) -> int | None:
-    """'24' + 'hazaar' -> 24000; '18k' -> 18000; '42' (a rent in thousands, as people say it) -> 42000."""
+    """'24' + 'hazaar' -> 24000; '18k' -> 18000; '42' (a rent in thousands, as people say it) -> 42000;
+    None below ₹1,000 (no rent, SIP or EMI worth a fact)."""
     value = float(num.replace(",", ""))
     unit = (unit or "").lower()
     if unit in ("k", "hazaar", "hazar", "thousand"):
         value *= 1000
     elif unit in ("lakh", "l"):
         value *= 100_000
-    elif value < 1000:
+    elif value < 100:  # "42" is 42,000; "500" is ₹500
         value *= 1000
     return int(value) if 1000 <= value <= 1_000_000 else None
 

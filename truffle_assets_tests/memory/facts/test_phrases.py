@@ -37,6 +37,11 @@ def got(text: str) -> set[tuple[str, str]]:
     # sleeping late as a rule, in English and Hinglish
     ("honestly never asleep before 3", {("sleep", "night owl (rarely asleep before 3)")}),
     ("1 baje se pehle neend nahi aati yaar", {("sleep", "night owl (rarely asleep before 1)")}),
+    # saving and borrowing with their amounts, a hobby one "got bitten by"
+    ("SIP chal raha hai 8 hazaar ka har mahine", {("investment", "₹8,000 monthly SIP")}),
+    ("home loan ki EMI 32k hai, ouch", {("loan", "home loan EMI of ₹32,000 a month")}),
+    ("5 lakh ka health insurance le liya finally", {("insurance", "₹5 lakh health insurance")}),
+    ("pottery ka keeda lag gaya hai, every weekend at the studio", {("hobby", "pottery")}),
     # pay as people name it: a bare yearly figure in lakh, LPA, monthly thousands, a decimal kept whole
     ("salary is 19 now, finally", {("salary", "₹19 lakh a year")}),
     ("mera package 7.5 LPA hai", {("salary", "₹7.5 lakh a year")}),
@@ -101,6 +106,7 @@ def test_idioms(text, expected):
     "your vitamin D is low, take the sachets",  # the listener's level
     "his rent is 40k, crazy",  # someone else's rent
     "her salary is 30 and she still complains",  # someone else's pay
+    "uska SIP 5k ka hai, mera nahi",  # someone else's savings
     "maybe I'll get a tattoo next year",  # a plan
     "if I get migraines again I'll see a doctor",
     "I don't do that anymore lol",  # no taste named
