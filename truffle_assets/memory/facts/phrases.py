@@ -375,11 +375,8 @@ def _health(sentence: str, message: str) -> Iterator[Claim]:
 
 
 def _home(sentence: str) -> Iterator[Claim]:
-    if m := _RENT.search(sentence):
-        num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        amount = _rupees(num, unit)
-        if amount:
-            yield "rent", f"₹{amount:,} a month", 0.65, "rent"
+    if (m := _RENT.search(sentence)) and (amount := _amount(m)):
+        yield "rent", f"₹{amount:,} a month", 0.65, "rent"
     if _ALONE.search(sentence):
         yield "lives_with", "alone", 0.7, "lives_alone"
 
