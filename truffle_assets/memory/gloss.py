@@ -31,7 +31,10 @@ _NOUNS = {"sigarette": "smoking", "cigarette": "smoking", "cigarettes": "smoking
           "sharab": "alcohol", "daaru": "alcohol", "baje": "", "gaadi": "car", "scooty": "scooter", "naukri": "job",
           "kutta": "dog", "billi": "cat", "anda": "eggs", "ande": "eggs", "anday": "eggs", "murga": "chicken",
           "machli": "fish", "chashma": "glasses", "chashme": "glasses", "driving": "drive", "swimming": "swim", "cooking": "cook",
-          "cycling": "cycle", "dancing": "dance", "singing": "sing"}
+          "cycling": "cycle", "dancing": "dance", "singing": "sing",
+          # foods people are allergic to or give up, by their English names (the memory is asked in English)
+          "kaju": "cashews", "mungfali": "peanuts", "moongfali": "peanuts", "moongphali": "peanuts", "badam": "almonds",
+          "jhinga": "prawns", "jhinge": "prawns", "doodh": "milk", "gehun": "wheat", "gehu": "wheat", "baingan": "brinjal"}
 _POSTPOSITION = re.compile(r"\b(?:mujhe|maine|main|mein|se|ko|ne|humne)\b", re.I)
 _SUBJECT = r"(?:main|mai|maine|mujhe|hum|humne|mein)"
 # clause boundaries inside a sentence

@@ -29,7 +29,7 @@ def test_a_yes_to_what_the_other_person_says_about_the_user():
     got = said(chat([("Meera", "wait, you quit Wipro??"), (USER, "yep. last friday")]))
     assert ("left_job", "Wipro", "c1-1") in got
     got = said(chat([("Meera", "tujhe toh mungfali se allergy hai na"), (USER, "haan bachpan se")]))
-    assert ("allergy", "mungfali", "c1-1") in got
+    assert ("allergy", "peanuts", "c1-1") in got  # stored by its English name
     # the user named in the third person, confirmed by repeating the number
     got = said(chat([("Mom", "31 ki ho gayi meri beti ❤️"), (USER, "haan mummy 31 😭")]))
     assert ("age", "31", "c1-1") in got
