@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.runtime import privacy
-from truffle_assets.runtime.attribution import attribute
+from truffle_assets.runtime.attribution import attribute, without_self
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
@@ -207,6 +207,7 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     shown = set(state.context_ids)
     invalid: list[str] = []
     attributed: list[dict] = []
+    self_named: list[str] = []
     fallback: dict = {}
     if state.refused:
         body, cites, weak = state.answer, [], []
@@ -216,6 +217,10 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
         body, invalid = clean_body(state.raw_output or "", shown)
         body, attributed = attribute(body, state.question, {i: evidence_line(by_id[i])[2] for i in state.context_ids
                                                               if i in by_id})
+        body, self_named = without_self(body, (state.profile or {}).get("user"))
+        if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
+            # it only named the user as someone else (an "Uncertain: …" note is no answer)
+            body = text("self_named")
         if not body.strip(" .,;:"):  # nothing but invented citations
             fallback = {"fallback": "malformed_output", "fallback_detail": "the answer held only invented citations"}
             body, cites, weak = _retrieval_only(replace(state, **fallback), ctx)
@@ -231,7 +236,8 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     fresh = [text("freshness_answer", chat=c, date=state.watermarks[c][:10]) for c in chats if c in state.watermarks]
     answer = body + ("\n\n" + "\n".join(fresh) if fresh else "")
     step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "attributed": attributed,
+            "self_named": self_named,
             "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
     return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
-            "attributed": attributed, "uncertain": weak,
+            "attributed": attributed, "self_named": self_named, "uncertain": weak,
             "freshness": fresh, "scrubbed": scrubbed, "trace": [step], **fallback}

@@ -1,6 +1,8 @@
 """Citations that point at the message which says it: check each answer sentence against the
 evidence the model was shown, re-point a citation whose message does not state the sentence's claim,
-and cite an uncited claim that one shown message clearly states.
+and cite an uncited claim that one shown message clearly states. And one sanity check a small model
+needs: a sentence that tells the user about someone else and names the user as that person ("Your
+daughter: <the user>", "You got engaged to <the user>") is dropped (`without_self`).
 
 A small model often states the right value and cites the line next to it, or states it uncited.
 Reading the sentence's own words is enough to repair that: the words a sentence adds beyond the
@@ -88,3 +90,23 @@ def attribute(body: str, question: str, shown: dict[str, str]) -> tuple[str, lis
                         "support": round(best, 2)})
         out.append(_cite(sentence, best_id))
     return " ".join(out), changes
+
+
+_YOU = re.compile(r"(?i)\b(?:you|your|you're|yours)\b")
+
+
+def without_self(body: str, user: str | None) -> tuple[str, list[str]]:
+    """(body, dropped sentences): sentences addressed to the user ("you") that also name the user in the
+    third person, by full name or a first name of three letters or more, unless marked "(you)" as the
+    runtime marks the owner's lines. The user is never their own relative, partner or pet: a small
+    model names them so when the evidence it was shown is the user's own message."""
+    if not user or not user.strip():
+        return body, []
+    names = [user.strip()] + ([user.split()[0]] if len(user.split()[0]) >= 3 else [])
+    named = re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+    marked = re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in names) + r")\s*\(you\)")
+    kept, dropped = [], []
+    for sentence in _SENTENCE.split(body):
+        bare = marked.sub(" ", CITE.sub(" ", sentence))
+        (dropped if _YOU.search(bare) and named.search(bare) else kept).append(sentence)
+    return (" ".join(kept), dropped) if dropped else (body, [])

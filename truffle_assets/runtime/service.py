@@ -281,6 +281,7 @@ class ChatService:
             "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
             "context_ids": out.get("context_ids", []), "dropped": out.get("dropped", {}),
             "invalid_citations": out.get("invalid_citations", []), "attributed": out.get("attributed", []),
+            "self_named": out.get("self_named", []),
             "scrubbed": out.get("scrubbed", []), "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
             "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
             "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,

@@ -94,6 +94,7 @@ class State(InputState):
     citations: list[str] = field(default_factory=list)
     invalid_citations: list[str] = field(default_factory=list)
     attributed: list[dict] = field(default_factory=list)    # citations finalize re-pointed or added
+    self_named: list[str] = field(default_factory=list)     # sentences dropped for naming the user as someone else
     uncertain: list[str] = field(default_factory=list)
     freshness: list[str] = field(default_factory=list)
     scrubbed: list[str] = field(default_factory=list)

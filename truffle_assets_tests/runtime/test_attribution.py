@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from truffle_assets.runtime.attribution import attribute, claim_words
+from truffle_assets.runtime.attribution import attribute, claim_words, without_self
 
 SHOWN = {
     "a1": "Ananya is my younger sister, she's in 10th now",
@@ -42,3 +42,17 @@ def test_each_sentence_is_attributed_on_its_own():
 
 def test_the_claim_is_what_the_sentence_adds_to_the_question():
     assert claim_words("Your younger sister is Ananya [msg:b2].", "Who is my younger sister?") == {"ananya"}
+
+
+def test_a_sentence_naming_the_user_as_someone_else_is_dropped():
+    body = "Your daughter: Meera Iyer [msg:a1].\n\nUncertain: [msg:a1] — weak matches in memory, treat with care."
+    kept, dropped = without_self(body, "Meera Iyer")
+    assert dropped == ["Your daughter: Meera Iyer [msg:a1]."] and kept.startswith("Uncertain:")
+    # by first name too, and only that sentence of a longer answer
+    kept, dropped = without_self("You got engaged to Meera in May [msg:c3]. You moved to Pune [msg:d4].", "Meera Iyer")
+    assert kept == "You moved to Pune [msg:d4]." and len(dropped) == 1
+    # the owner's lines as the runtime marks them, a sentence not addressed to the user, no user known
+    same = "Meera Iyer (you) said you work at Zeta [msg:a1]."
+    assert without_self(same, "Meera Iyer") == (same, [])
+    assert without_self("Meera Iyer wrote this on 3 May [msg:a1].", "Meera Iyer")[1] == []
+    assert without_self("Your daughter: Meera Iyer [msg:a1].", None)[1] == []

@@ -170,3 +170,17 @@ def test_trace_steps_follow_the_nodes_in_order(make_service, llm):
         "recall_retrieve", "compose_context", "answer_or_request_recall", "finalize"]
     assert [s["round"] for s in steps if s["step"] == "compose_context"] == [0, 1]
     assert steps[-1]["citations"] == turn.citations and turn.fallback is None
+
+
+def test_an_answer_naming_the_user_as_the_relative_asked_about_says_not_in_memory(make_service, llm, memory):
+    user = json.loads((memory / "profile.json").read_text())["user"]
+
+    def respond(body):
+        ids = shown_ids(body)
+        return f"Your daughter: {user} [msg:{ids[0]}]." if ids else f"Your daughter: {user}."
+
+    llm.responder = respond
+    turn = make_service(llm.base_url).ask([{"role": "user", "content": "What is my daughter's name?"}])
+    assert turn.answer.startswith("That is not in your memory: I couldn't find a message that answers this.")
+    assert user not in turn.answer and turn.citations == []
+    assert [x.split(" [msg:")[0].rstrip(".") for x in turn.trace["self_named"]] == [f"Your daughter: {user}"]
