@@ -43,6 +43,12 @@ SPOUSE_ADDRESS = {"wife": "wife", "wifey": "wife", "biwi": "wife", "husband": "h
 SPOUSE_CONFIDENCE = 0.6
 
 
+def only_other(rows: pl.DataFrame) -> str | None:
+    """The one person besides the user who writes in a chat's `rows`, or None (a group, or nobody yet)."""
+    others = rows.filter(~pl.col("is_user").fill_null(False) & pl.col("author").is_not_null())["author"].unique()
+    return others[0] if len(others) == 1 else None
+
+
 def contact_name(author: str) -> str:
     """The person as a fact names them: the contact name without the emoji people save it with
     ("Dhruv 💛" -> "Dhruv", "Ishita 🌻" -> "Ishita")."""
@@ -80,10 +86,10 @@ def address_claims(msgs: pl.DataFrame) -> list[dict]:
         return out
     for chat in msgs["chat_id"].unique().to_list():
         rows = msgs.filter(pl.col("chat_id") == chat)
-        others = rows.filter(~pl.col("is_user").fill_null(False) & pl.col("author").is_not_null())["author"].unique()
-        if len(others) != 1:
+        other = only_other(rows)
+        if other is None:
             continue  # a group, or nobody answered yet: no one person is addressed
-        other = contact_name(others[0])
+        other = contact_name(other)
         found: dict[str, list[dict]] = {}
         for r in rows.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()).iter_rows(named=True):
             for rel in _addressed(r["normalized_text"]):

@@ -28,7 +28,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from truffle_assets.memory.facts.address import contact_name
+from truffle_assets.memory.facts.address import contact_name, only_other
 
 MAX_REPLY_GAP = timedelta(hours=18)  # a wish at 7 am thanked that evening
 GROUP_REPLY_GAP = timedelta(hours=1)  # in a group, thanks that neither name the wisher nor thank everyone
@@ -39,8 +39,8 @@ GROUP = 0.5
 
 _WISH = re.compile(
     r"(?i)\b(?:happy\s+(?:b'?days?|birthday|bday+|b\s+day|budday)|hbd|hppy\s+b'?day|many\s+happy\s+returns|"
-    r"happy\s+(?P<nth>\d{2})(?:st|nd|rd|th)\b(?!\W+(?:wedding|anniversary|anni)\b)|janam\s*din|janmdin|janmadin|janmdivas|birthday\s+mubarak|"
-    r"saalgirah\s+mubarak)")
+    r"happy\s+(?P<nth>\d{2})(?:st|nd|rd|th)\b(?!\W+(?:wedding|anniversary|anni)\b)|"  # "happy 30th", not an anniversary
+    r"janam\s*din|janmdin|janmadin|janmdivas|birthday\s+mubarak|saalgirah\s+mubarak)")
 # not today's, or not the listener's
 _NOT_THEIRS = re.compile(
     r"(?i)\b(?:belated|advance|late|tomorrow|kal|yesterday|parso|next\s+week|wish\s+(?!you\b|u\b|ya\b)\w+|"
@@ -87,7 +87,7 @@ def birthday_claims(msgs: pl.DataFrame) -> list[dict]:
         return out
     rows = msgs.select("id", "chat_id", "day", "ts", "author", "is_user", "normalized_text") \
         .filter(pl.col("normalized_text").is_not_null() & pl.col("author").is_not_null()).sort("chat_id", "ts", "id")
-    for chat, part in rows.group_by("chat_id", maintain_order=True):
+    for _chat, part in rows.group_by("chat_id", maintain_order=True):
         recs = list(part.iter_rows(named=True))
         others = {r["author"] for r in recs if not r["is_user"]}
         conf = ONE_TO_ONE if len(others) == 1 else GROUP
@@ -150,11 +150,11 @@ def anniversary_claims(msgs: pl.DataFrame) -> list[dict]:
     out: list[dict] = []
     for _chat, part in msgs.filter(pl.col("author").is_not_null() & pl.col("normalized_text").is_not_null()) \
             .group_by("chat_id", maintain_order=True):
-        others = part.filter(~pl.col("is_user").fill_null(False))["author"].unique().to_list()
-        if len(others) != 1:
+        other = only_other(part)
+        if other is None:
             continue
         for r in part.filter(pl.col("is_user").fill_null(False)).iter_rows(named=True):
             text = r["normalized_text"]
             if _OUR_ANNIVERSARY.search(text) and not _THEIR_ANNIVERSARY.search(text):
-                out.append({"row": r, "predicate": "partner", "value": contact_name(others[0]), "confidence": PARTNER})
+                out.append({"row": r, "predicate": "partner", "value": contact_name(other), "confidence": PARTNER})
     return out
