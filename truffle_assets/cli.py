@@ -367,6 +367,17 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prune_runs(args: argparse.Namespace) -> int:
+    from truffle_assets.training.prune import prune_runs
+
+    pruned = prune_runs(args.runs, _registry(args), keep=args.keep, dry_run=args.dry_run)
+    verb = "would free" if args.dry_run else "freed"
+    for p in pruned:
+        print(f"{p.run_id}: {verb} {p.freed_bytes / 1e9:.2f} GB (merged model, GGUFs, quantizations)")
+    print(f"{len(pruned)} runs, {verb} {sum(p.freed_bytes for p in pruned) / 1e9:.2f} GB")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     reg = _registry(args)
     active = reg.active()
@@ -485,6 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.choices["rollback"].add_argument("--reason", default="")
     from truffle_assets.training.shipped import SHIPPED_DIR
 
+    prn = sub.add_parser("prune-runs", help="delete the rebuildable model files (~5 GB each) of old runs nobody serves")
+    prn.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    prn.add_argument("--registry", default=registry)
+    prn.add_argument("--keep", type=int, default=2, help="also keep the newest N runs whole")
+    prn.add_argument("--dry-run", action="store_true")
+    prn.set_defaults(func=cmd_prune_runs)
     shp = sub.add_parser("ship", help="copy a gate-passed run's adapter to models/shipped/ to commit with the repository")
     shp.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
     shp.add_argument("--runs", default=str(paths.models_dir() / "runs"))

@@ -476,3 +476,28 @@ def test_a_reader_sees_a_promotion_whole_or_not_at_all(tmp_path, reg):
         assert reg.active().run_id == "run-a" and verify(reg.root, key=KEY).ok
     assert done.wait(10) and reg.active().run_id == "run-b"
     promoting.join()
+
+
+def test_prune_runs_keeps_what_a_rollback_the_candidate_or_the_newest_need(tmp_path, reg):
+    from truffle_assets.training.prune import prune_runs
+
+    runs = [make_run(tmp_path, f"2026010{i}-run") for i in range(1, 6)]
+    for run in runs:
+        (run / "merged").mkdir()
+        (run / "merged" / "model.safetensors").write_bytes(b"x" * 1000)
+        (run / "adapter").mkdir()
+        (run / "adapter" / "adapter_model.safetensors").write_bytes(b"a" * 10)
+    reg.promote(runs[0], gate_passed=True, who="t")  # then replaced: a rollback returns to it
+    reg.promote(runs[1], gate_passed=True, who="t")
+    (tmp_path / "runs" / "candidate.json").write_text(json.dumps({"run_id": runs[2].name}))
+    would = prune_runs(tmp_path / "runs", reg, keep=1, dry_run=True)
+    assert [p.run_id for p in would] == [runs[3].name] and (runs[3] / "merged").is_dir()
+    done = prune_runs(tmp_path / "runs", reg, keep=1)
+    assert [(p.run_id, p.freed_bytes) for p in done] == [(runs[3].name, would[0].freed_bytes)]
+    assert not (runs[3] / "merged").exists() and not (runs[3] / "gguf").exists()
+    assert (runs[3] / "adapter" / "adapter_model.safetensors").is_file() and (runs[3] / "eval" / "report.json").is_file()
+    for kept in (runs[0], runs[1], runs[2], runs[4]):  # history, active, candidate, newest
+        assert (kept / "merged").is_dir() and (kept / "gguf").is_dir()
+    reg.rollback(who="t")  # the model a rollback returns to is still whole
+    assert reg.active().run_id == runs[0].name and Path(reg.active().gguf_path).is_file()
+    assert prune_runs(tmp_path / "runs", reg, keep=1) == []
