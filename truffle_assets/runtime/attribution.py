@@ -102,9 +102,9 @@ def without_self(body: str, user: str | None) -> tuple[str, list[str]]:
     model names them so when the evidence it was shown is the user's own message."""
     if not user or not user.strip():
         return body, []
-    names = [user.strip()] + ([user.split()[0]] if len(user.split()[0]) >= 3 else [])
-    named = re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
-    marked = re.compile(r"(?i)\b(?:" + "|".join(re.escape(n) for n in names) + r")\s*\(you\)")
+    first = user.split()[0]
+    alt = "|".join(re.escape(n) for n in [user.strip()] + ([first] if len(first) >= 3 else []))
+    named, marked = re.compile(rf"(?i)\b(?:{alt})\b"), re.compile(rf"(?i)\b(?:{alt})\s*\(you\)")
     kept, dropped = [], []
     for sentence in _SENTENCE.split(body):
         bare = marked.sub(" ", CITE.sub(" ", sentence))

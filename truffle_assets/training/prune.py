@@ -33,7 +33,7 @@ def _size(path: Path) -> int:
 
 def protected_runs(runs: Path, registry: Registry) -> set[str]:
     """Runs whose model files must stay: every run the promotion history names, and the candidate."""
-    keep = {h.run_id for h in registry.history()} | {h.previous_run_id for h in registry.history() if h.previous_run_id}
+    keep = {run for h in registry.history() for run in (h.run_id, h.previous_run_id) if run}
     active = registry.active()
     if active is not None:
         keep.add(active.run_id)

@@ -49,12 +49,12 @@ _MARK = re.compile(r"\b(?:got|did|had|karwa\s+(?:liya|li|lia))\s+(?:my\s+|a\s+|a
 _EYEWEAR_SWITCH = re.compile(r"\b(?:switched|moved|shifted|went\s+back)\s+to\s+(contacts|lenses|glasses|specs)\b", re.I)
 _MY_EYEWEAR = re.compile(r"\bmy\s+(specs|glasses|spectacles|contacts|contact\s+lenses)\b", re.I)
 # rent: "rent 24 hazaar", "rent is 18k", "42 ka rent hai", "paying 30k rent"
-_AMOUNT = r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k|hazaar|hazar|thousand|lakh|l)?"
+_RUPEES = r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"  # "₹24,000", "rs 18", "12.5"
+_AMOUNT = rf"{_RUPEES}\s*(k|hazaar|hazar|thousand|lakh|l)?"
 _RENT = re.compile(rf"\brent\s+(?:is\s+|hai\s+|of\s+|was\s+|:\s*)?{_AMOUNT}|{_AMOUNT}\s+(?:ka\s+|ki\s+|in\s+)?rent\b", re.I)
 # pay: "salary is 24", "package 18 LPA", "ctc 12.5 lakh", "in-hand 85k"
-_SALARY = re.compile(r"\b(?:salary|package|ctc|in-?hand)\s+(?:is\s+|hai\s+|of\s+|was\s+|now\s+|:\s*)?"
-                     r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(lpa|lakhs?|lacs?|l|k|hazaar|hazar|thousand|cr|crore)?\b",
-                     re.I)
+_SALARY = re.compile(rf"\b(?:salary|package|ctc|in-?hand)\s+(?:is\s+|hai\s+|of\s+|was\s+|now\s+|:\s*)?"
+                     rf"{_RUPEES}\s*(lpa|lakhs?|lacs?|l|k|hazaar|hazar|thousand|cr|crore)?\b", re.I)
 # saving and borrowing: "10k ka SIP hai har mahine", "SIP chal rahi hai 15 hazaar ki", "EMI 14k",
 # "10 lakh ka family floater", "health insurance of 5 lakh"
 _NOT_MONEY = r"(?!\s*(?:months?|mahine|years?|saal|installments?|instalments?|%|din|days?)\b)"  # "EMI of 6 months"
@@ -392,7 +392,8 @@ def _money(sentence: str) -> Iterator[Claim]:
         num, unit, cover = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6), m.group(4))
         kind = "term" if cover.lower().startswith("term") else "" if cover.lower() == "insurance" else "health"
         lakh = float(num.replace(",", ""))
-        if not unit and re.match(r"\s*(?:crore|cr)\b", sentence[m.end(5 if m.group(5) else 1):], re.I):
+        # "insurance of 1 crore": the amount ends that form's match, its crore word after it
+        if not unit and m.group(5) and re.match(r"\s*(?:crore|cr)\b", sentence[m.end():], re.I):
             unit, lakh = "lakh", lakh * 100
         if (unit or "").lower() in ("lakh", "l") or not unit and lakh < 100:  # a cover is named in lakh
             yield "insurance", f"₹{lakh:g} lakh {kind + ' ' if kind else ''}insurance", 0.6, "cover"
