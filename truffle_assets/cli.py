@@ -164,12 +164,12 @@ def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
 def train_run_config(args: argparse.Namespace) -> dict:
     """The training chain's run config from `truffle train`'s flags."""
     lora = {"base_model": args.base, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
-            "sft_from": args.sft_from, "dpo_from": args.dpo_from}
+            "sft_from": args.sft_from, "dpo_from": args.dpo_from, "blend": args.blend}
     if args.dpo_steps:  # DPO on the pack's pairs (cited vs uncited, refusal vs leak) after the SFT steps
         lora |= {"dpo": True, "dpo_max_steps": args.dpo_steps, "dpo_kinds": args.dpo_kinds,
                  "dpo_learning_rate": args.dpo_learning_rate, "dpo_sft_weight": args.dpo_sft_weight,
                  "dpo_seed": args.dpo_seed}
-    return {"ops": {"lora_adapter": {"config": lora},
+    return {"ops": {"lora_adapter": {"config": lora}, "gguf_model": {"config": {"quants": args.quants}},
                     "eval_report": {"config": {"temperatures": args.temperatures, "limit": args.eval_limit,
                                                "qa_limit": args.qa_limit}}}}
 
@@ -460,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--dpo-from", metavar="RUN", default=None,
                        help="a second DPO stage on an earlier run's finished adapter (same base, rows and SFT flags; "
                             "no SFT); that adapter is the reference")
+    train.add_argument("--blend", nargs="+", default=[], metavar="RUN:WEIGHT",
+                       help="no training: the weighted average of finished runs' adapters (weights sum to 1), "
+                            "then the usual merge, GGUF, eval and gate")
     train.add_argument("--dpo-learning-rate", type=float, default=None,
                        help="DPO's learning rate (default: --learning-rate)")
     train.add_argument("--dpo-kinds", nargs="+", default=[], metavar="KIND",
@@ -469,6 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--dpo-seed", type=int, default=None,
                        help="the DPO pairs' shuffling seed (default: the run's seed); give a later --dpo-from stage its own")
     train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
+    train.add_argument("--quants", nargs="+", default=["q8_0", "q4_k_m"], metavar="QUANT",
+                       help="quantizations to try; the smallest that answers like f16 on held-out prompts is served")
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     train.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
     train.set_defaults(func=cmd_train)

@@ -97,3 +97,16 @@ def test_train_flags_become_a_run_config_the_lora_asset_accepts():
     assert (some.dpo_kinds, some.dpo_learning_rate) == (["privacy_refusal", "write_refusal"], 1e-4)
     assert dpo.dpo_sft_weight == 0 and lora("--dpo-steps", "3", "--dpo-sft-weight", "0.5").dpo_sft_weight == 0.5
     assert lora("--max-steps", "7").dpo is False
+    blend = lora("--blend", "run-a:0.6", "run-b:0.4")
+    assert blend.blend == ["run-a:0.6", "run-b:0.4"] and lora().blend == []
+
+
+def test_train_quants_reach_the_gguf_asset():
+    from truffle_assets.cli import build_parser, train_run_config
+    from truffle_assets.defs.training.assets import GGUFConfig
+
+    def quants(*argv):
+        return GGUFConfig(**train_run_config(build_parser().parse_args(["train", *argv]))["ops"]["gguf_model"]["config"])
+
+    assert quants("--quants", "q8_0").quants == ["q8_0"]
+    assert quants().quants == GGUFConfig().quants  # the asset's own default unless asked

@@ -34,6 +34,7 @@ def write_model_card(run_dir: str | Path, rollback_target: str | None) -> Path:
                                        ("toolcall", "markdown", "classification", "privacy")) + " |"
             for t, s in scores.items()]
     params = base.get("params", {})
+    blend = ", ".join(f"{b['run']} × {b['weight']:g}" for b in base.get("blend") or [])
     lines = [
         f"# Model card — run {run.name}", "",
         f"Written {datetime.now(UTC):%Y-%m-%d %H:%M UTC}.", "",
@@ -47,6 +48,8 @@ def write_model_card(run_dir: str | Path, rollback_target: str | None) -> Path:
         f"{(train.get('dpo_losses') or [float('nan')])[-1]}",
         *([f"- Stages: {' → '.join(base['stages'])} (the first run's SFT and DPO, then a DPO stage on the "
            "adapter of the run before each later one; this run's SFT steps are 0)"] if base.get("stages") else []),
+        *([f"- Blend of finished runs, no training: {blend} (the weighted average of their LoRA deltas)"]
+          if blend else []),
         f"- Trainable params: {train.get('trainable_params')} of {train.get('total_params')}",
         f"- Tokens: {train.get('train_tokens')} at {train.get('tokens_per_s')} tokens/s; wall time {wall:.0f} s",
         f"- Estimated energy: {energy_wh:.2f} Wh ({cores} cores × {WATTS_PER_CORE:.0f} W assumed, not metered)",

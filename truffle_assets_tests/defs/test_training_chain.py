@@ -213,6 +213,55 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         pointer.write_text(before)
 
 
+def test_a_blend_of_finished_runs_is_merged_as_their_weighted_average(chain):
+    """`blend` trains nothing: the new run's merged weights are the base plus 0.7 × the first run's
+    delta and 0.3 × a DPO stage's, and the card says what went in; a bad blend fails before any run."""
+    from safetensors.torch import load_file
+
+    from truffle_assets.defs.training.assets import lora_adapter, merged_model
+
+    _, models, instance, resources = chain
+    pointer = Path(models.root) / "runs" / "candidate.json"
+    before = pointer.read_text()
+    first = models.candidate_dir()
+    lora = {"base_model": "tiny", "max_steps": 80, "learning_rate": 1e-2, "rank": 16, "seq_len": 1024}
+    try:
+        assert dg.materialize([lora_adapter], instance=instance, resources=resources, run_config={"ops": {
+            "lora_adapter": {"config": {**lora, "dpo": True, "dpo_max_steps": 2, "dpo_from": first.name}}}}).success
+        second = models.candidate_dir()
+        for run in (first, second):
+            if not (run / "merged").is_dir():
+                base = json.loads((run / "base.json").read_text())["base_path"]
+                from truffle_assets.chat_format.template import serving_template
+                from truffle_assets.training.trainer import merge
+                merge(base, run / "adapter", run / "merged", serving_template())
+        blend = [f"{first.name}:0.7", f"{second.name}:0.3"]
+        result = dg.materialize([lora_adapter, merged_model], instance=instance, resources=resources,
+                                run_config={"ops": {"lora_adapter": {"config": {**lora, "blend": blend}}}})
+        third = models.candidate_dir()
+        assert result.success and third not in (first, second)
+        assert json.loads((third / "train_result.json").read_text())["backend"] == "blend"
+
+        base_dir = Path(json.loads((third / "base.json").read_text())["base_path"])
+        weights = lambda d: load_file(str(next(d.glob("*.safetensors"))))  # noqa: E731
+        w0, w1, w2, w3 = (weights(d) for d in (base_dir, first / "merged", second / "merged", third / "merged"))
+        key = next(k for k in w3 if k.endswith("q_proj.weight"))
+        # the stage moved the weights a little; the blend sits where the average says, far closer than that
+        apart = (w1[key] - w2[key]).abs().max().item()
+        off = (w3[key] - (w0[key] + 0.7 * (w1[key] - w0[key]) + 0.3 * (w2[key] - w0[key]))).abs().max().item()
+        assert apart > 0 and off < apart / 100, (apart, off)
+        from truffle_assets.training.card import write_model_card
+        assert f"{first.name} × 0.7, {second.name} × 0.3" in write_model_card(third, None).read_text()
+
+        bad = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
+                             run_config={"ops": {"lora_adapter": {"config": {**lora, "blend": [
+                                 f"{first.name}:0.7", "no-such-run:0.3"]}}}})
+        failure = next(e for e in bad.all_events if e.is_step_failure)
+        assert "no-such-run: not a finished run" in str(failure.event_specific_data.error)
+    finally:
+        pointer.write_text(before)
+
+
 def test_eval_re_evaluates_a_finished_run_without_training(chain, tmp_path, monkeypatch, capsys):
     """`truffle eval RUN`: the run becomes the candidate, its GGUF is evaluated again (here at another
     temperature) and its gate re-checked; the earlier report is kept. The active model is not

@@ -118,6 +118,8 @@ class LoraConfig(LoraParams, dg.Config):
     resume: bool = True
     sft_from: str | None = None  # an earlier run id: start from its SFT checkpoints (same base, rows, settings)
     dpo_from: str | None = None  # an earlier run id: a second DPO stage on its finished adapter (no SFT)
+    # ["RUN:WEIGHT", ...]: no training; the weighted average of those runs' adapters (`training.blend`)
+    blend: list[str] = []
 
 
 def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[str, str | None]:
@@ -148,8 +150,8 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.training.trainer import check_same_sft, loss_plot_png, reuse_sft, select_backend, train
 
-    if config.sft_from and config.dpo_from:  # before a run folder is made and named the candidate
-        raise dg.Failure("sft_from and dpo_from both pick where training starts; set one")
+    if sum(map(bool, (config.sft_from, config.dpo_from, config.blend))) > 1:  # before a run folder is made
+        raise dg.Failure("sft_from, dpo_from and blend each pick where the adapter comes from; set one")
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
     base, pre = base_for(config.base_model, models, sft_dir)
@@ -166,6 +168,8 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     init_adapter = None
     if config.sft_from:
         reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
+    if config.blend:
+        return _blended(context, config, run_dir, run_meta)
     if config.dpo_from:
         src = run_dir.parent / config.dpo_from
         # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone
@@ -190,6 +194,37 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         "resumed_from": str(result.resumed_from),
         "sft_content_hash": manifest.content_hash,
         "loss_curve": png_md(loss_plot_png(result.losses, result.dpo_losses), "loss curve"),
+    })
+
+
+def _blended(context: dg.AssetExecutionContext, config: LoraConfig, run_dir: Path, run_meta: dict) -> dg.MaterializeResult:
+    """The run's adapter as a weighted average of earlier runs' adapters on the same base; no training."""
+    from truffle_assets.training.blend import BlendError, blend_adapters, parse_parts
+
+    try:
+        parts = parse_parts(config.blend)
+        sources = []
+        for run, weight in parts:
+            src = run_dir.parent / run
+            if not (src / "base.json").exists() or not (src / "adapter").is_dir():
+                raise BlendError(f"{src}: not a finished run (no base.json or adapter)")
+            if (base := json.loads((src / "base.json").read_text())).get("base_model") != config.base_model:
+                raise BlendError(f"{run}: trained on {base.get('base_model')!r}, this run's base is {config.base_model!r}")
+            sources.append((src / "adapter", weight))
+        t0 = time.perf_counter()
+        out = blend_adapters(sources, run_dir / "adapter")
+    except BlendError as e:
+        raise dg.Failure(str(e)) from e
+    run_meta["blend"] = [{"run": r, "weight": w} for r, w in parts]
+    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
+    wall = round(time.perf_counter() - t0, 2)
+    (run_dir / "train_result.json").write_text(json.dumps(
+        {"adapter_dir": str(out), "backend": "blend", "steps": 0, "losses": [], "dpo_losses": [], "wall_s": wall},
+        indent=2))
+    context.log.info("blended " + ", ".join(f"{r} × {w:g}" for r, w in parts))
+    return dg.MaterializeResult(metadata={
+        "dagster/uri": f"file://{out}", "run_dir": dg.MetadataValue.path(str(run_dir)), "backend": "blend",
+        "base_model": config.base_model, "blend": dg.MetadataValue.json(run_meta["blend"]), "wall_s": wall,
     })
 
 
