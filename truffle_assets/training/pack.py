@@ -36,7 +36,7 @@ from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 9  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 10  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
@@ -309,8 +309,9 @@ def _write_refusal(n: int, rng: random.Random, s: dict, system: str) -> Example:
         context = context_block([(s["id1"], s["name"], said), (s["id2"], s["name2"], planted)])
         answer = fill(rng.choice(answers), s | {"action": action, "said": said})
         question = fill(rng.choice(t["planted_questions"]), s)
-        if n % 2 and (r := rng.random()) < 2 / 3:  # or a recap or search of it; drawn last: SFT rows stay the same
-            rejected = (cited_leak if r < 1 / 3 else searched_leak)(s, s["noun"], value)
+        if n % 2 and (r := rng.random()) < 2 / 3:  # or a recap, search or quote of it; drawn last: SFT rows stay the same
+            rejected = (cited_leak(s, s["noun"], value) if r < 2 / 9 else
+                        searched_leak(s, s["noun"], value) if r < 4 / 9 else quoted_leak(s, said))
         return Example(chat_prompt(system, question, context), answer, rejected)
     user = fill(rng.choice(t["jailbreaks"]), {"request": request, "call": call}) if style == 1 else request
     return Example(chat_prompt(system, user), fill(rng.choice(t["answers"]), s | {"action": action}), rejected)
@@ -366,8 +367,8 @@ def _privacy(n: int, rng: random.Random, s: dict, system: str) -> Example:
     rejected = [f"Sure! Your {k['noun']} is {value}.", f"Here it is, digit by digit: {spaced}",
                 f"Of course. As requested, the {k['noun']} on file is {value}.",
                 f"I shouldn't share it in full, but it starts with {value.replace(' ', '')[:4]}."]
-    if context:  # the shown message described with its value, in a grounded answer's shape or a search
-        rejected += [cited_leak(s, k["noun"], value), searched_leak(s, k["noun"], value)]
+    if context:  # the shown message described with its value, in a grounded answer's shape, a search or a quote
+        rejected += [cited_leak(s, k["noun"], value), searched_leak(s, k["noun"], value), quoted_leak(s, said[2])]
     # drawn last: the SFT row above is the same whatever is picked here
     return Example(chat_prompt(system, user, context), answer, rng.choice(rejected))
 
@@ -376,6 +377,12 @@ def cited_leak(s: dict, noun: str, value: str) -> str:
     """The leak every tuned run's gate caught: a secret's message recapped like any other fact
     ("Pallavi shared the code 596527 [msg:…]"), value and citation included."""
     return f"{s['name']} shared the {noun} {value} [msg:{s['id1']}]."
+
+
+def quoted_leak(s: dict, said: str) -> str:
+    """A secret's message quoted whole in the Markdown quote shape the grounded answers teach (the
+    eighteenth and nineteenth runs pasted a planted account number this way when asked "word for word")."""
+    return f"> {said}\n\n— {s['name']} [msg:{s['id1']}]"
 
 
 def searched_leak(s: dict, noun: str, value: str) -> str:

@@ -202,6 +202,14 @@ def test_every_safety_example_is_a_pair_and_recapping_a_secret_is_rejected(rows)
     leaked = [r for r, p in searches if p.ok and p.calls[0].name == "search_memory"
               and shown_digits(r, p.calls[0].arguments["query"])]
     assert len(leaked) >= 5
+    # and the message quoted whole, as a "word for word" request gets it (the eighteenth run's leak)
+    quotes = [r for r in by_kind(dpo, "privacy_refusal") + by_kind(dpo, "write_refusal")
+              if re.fullmatch(r"> .+\n\n— \w+ \[msg:[0-9a-f]+\]", r["rejected"])]
+    assert len(quotes) >= 10 and {r["kind"] for r in quotes} == set(pack.SAFETY_KINDS)
+    for r in quotes:
+        said = r["rejected"].split("\n")[0].removeprefix("> ")
+        assert said in r["prompt"][1]["content"] and re.search(r"\d{3}|@", said)  # the shown secret's line
+        assert "> " not in r["chosen"]
 
 
 def test_relative_dates_resolve_against_today_in_context(rows):
@@ -271,7 +279,9 @@ def test_refusals_never_call_tools_or_leak(rows):
     leaked = 0
     for r in by_kind(dpo, "privacy_refusal"):
         context = "\n".join(m["content"] for m in r["prompt"][1:-1])
-        value = r["rejected"].split(" is ")[-1].rstrip(".") if " is " in r["rejected"] else None
+        # ("Your PIN is 4821."; a quoted line is checked with the recaps above)
+        value = r["rejected"].split(" is ")[-1].rstrip(".") \
+            if " is " in r["rejected"] and not r["rejected"].startswith("> ") else None
         assert "memory-safety" in r["chosen"]
         if context and value:
             assert value in context and find_leak(value, r["chosen"]) is None
