@@ -301,6 +301,11 @@ def check_same_sft(src: Path, run_meta: dict) -> dict:
     if not (src / "base.json").exists():
         raise TrainingError(f"{src}: not a finished run (no base.json)")
     old = json.loads((src / "base.json").read_text())
+    if old.get("blend"):  # an average of finished runs: no SFT of its own to compare, only the base
+        if old.get("base_model") != run_meta["base_model"]:
+            raise TrainingError(f"cannot start from {src.name}: base_model: {old.get('base_model')!r} there, "
+                                f"{run_meta['base_model']!r} here")
+        return old
     diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")
              if old.get(k) != run_meta[k]]
     diffs += [f"{k}: {old['params'].get(k)!r} there, {run_meta['params'][k]!r} here" for k in SFT_PARAMS

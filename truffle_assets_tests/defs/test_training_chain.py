@@ -252,6 +252,12 @@ def test_a_blend_of_finished_runs_is_merged_as_their_weighted_average(chain):
         assert apart > 0 and off < apart / 100, (apart, off)
         from truffle_assets.training.card import write_model_card
         assert f"{first.name} × 0.7, {second.name} × 0.3" in write_model_card(third, None).read_text()
+        # a blend has no SFT of its own: a DPO stage may start from it (the rank-32 adapter trains on)
+        stage = dg.materialize([lora_adapter], instance=instance, resources=resources, run_config={"ops": {
+            "lora_adapter": {"config": {**lora, "dpo": True, "dpo_max_steps": 1, "dpo_from": third.name}}}})
+        fourth = models.candidate_dir()
+        assert stage.success and json.loads((fourth / "base.json").read_text())["stages"] == [third.name, fourth.name]
+        assert json.loads((fourth / "adapter" / "adapter_config.json").read_text())["r"] == 32
 
         bad = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
                              run_config={"ops": {"lora_adapter": {"config": {**lora, "blend": [

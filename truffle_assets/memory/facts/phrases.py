@@ -18,7 +18,7 @@ from truffle_assets.memory.facts import lexicon as L
 # (predicate, value, confidence, rule)
 Claim = tuple[str, str, float, str]
 
-_HEDGED = re.compile(r"\b(?:if|maybe|might|would|will|'ll|thinking|plan(?:ning)?|want|wish|hope|agar|shayad|"
+_HEDGED = re.compile(r"\b(?:if|maybe|might|would|will|'ll|thinking|(?<!term\s)plan(?:ning)?|want|wish|hope|agar|shayad|"
                      r"sochti|sochta|chahti|chahta)\b", re.I)
 # the sentence is about the listener or a third person ("your vitamin D is low", "uska rent 30k")
 _OTHERS = re.compile(r"\b(?:you|your|you're|he|she|his|her|they|their|tera|teri|tere|tumhara|tumhari|aapka|aapki|"
@@ -63,7 +63,8 @@ _SIP = re.compile(rf"\b(?:sip|sips)\b.{{0,30}}?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s
 _EMI = re.compile(rf"\bemis?\s+(?:is\s+|hai\s+|of\s+|:\s*)?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s+(?:ka|ki|ke|of)?\s*emis?\b",
                   re.I)
 _COVER = r"(family\s+floater|health\s+insurance|health\s+cover|mediclaim|term\s+(?:plan|insurance|cover)|insurance)"
-_INSURANCE = re.compile(rf"{_AMOUNT}\s+(?:ka|ki|ke|of|worth)?\s*{_COVER}\b|\b{_COVER}\s+(?:of|for|worth)\s+{_AMOUNT}", re.I)
+_SUM = rf"{_RUPEES}\s*(k|hazaar|hazar|thousand|lakh|l|crore|cr)?"  # a cover runs to crores: "1 crore ka term plan"
+_INSURANCE = re.compile(rf"{_SUM}\s+(?:ka|ki|ke|of|worth)?\s*{_COVER}\b|\b{_COVER}\s+(?:of|for|worth)\s+{_SUM}\b", re.I)
 _LOAN_FOR = re.compile(r"\b(car|home|house|bike|education|personal|phone|iphone)\s+(?:ki|ka|ke|loan|emi)\b", re.I)
 # a hobby someone "got bitten by": "photography ka keeda lag gaya", "caught the running bug"
 _BUG = re.compile(r"\b([a-z]+)\s+ka\s+keeda\b|\b(?:bitten\s+by|caught|got)\s+the\s+([a-z]+)\s+bug\b", re.I)
@@ -392,8 +393,7 @@ def _money(sentence: str) -> Iterator[Claim]:
         num, unit, cover = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6), m.group(4))
         kind = "term" if cover.lower().startswith("term") else "" if cover.lower() == "insurance" else "health"
         lakh = float(num.replace(",", ""))
-        # "insurance of 1 crore": the amount ends that form's match, its crore word after it
-        if not unit and m.group(5) and re.match(r"\s*(?:crore|cr)\b", sentence[m.end():], re.I):
+        if (unit or "").lower() in ("crore", "cr"):
             unit, lakh = "lakh", lakh * 100
         if (unit or "").lower() in ("lakh", "l") or not unit and lakh < 100:  # a cover is named in lakh
             yield "insurance", f"₹{lakh:g} lakh {kind + ' ' if kind else ''}insurance", 0.6, "cover"
