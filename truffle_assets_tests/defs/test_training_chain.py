@@ -268,6 +268,52 @@ def test_a_blend_of_finished_runs_is_merged_as_their_weighted_average(chain):
         pointer.write_text(before)
 
 
+def test_an_active_report_from_older_runtime_code_is_re_asked_before_the_gate_compares(chain, tmp_path):
+    """The gate compares a candidate with the active model's report; when that report's QA answers went
+    through other runtime code (or it does not say), the active model is evaluated again on today's,
+    once (cached), and the candidate is compared with that."""
+    from truffle_assets.definitions import EVAL_CHAIN
+    from truffle_assets.evals.qa import runtime_fingerprint
+
+    _, models, instance, resources = chain
+    runs = Path(models.root) / "runs"
+    pointer = runs / "candidate.json"
+    before = pointer.read_text()
+    first = min(d for d in runs.iterdir() if (d / "gguf").is_dir() and (d / "eval" / "report.json").exists())
+    active = first.with_name(first.name + "-active")
+    shutil.copytree(first, active, ignore=shutil.ignore_patterns("merged", "quants", "checkpoints"))
+    report = json.loads((active / "eval" / "report.json").read_text())
+    report["meta"]["qa_runtime"] = "older-code"
+    (active / "eval" / "report.json").write_text(json.dumps(report))
+    registry = tmp_path / "registry"
+    Registry(registry).promote(active, gate_passed=False, force=True, reason="reference test")
+    own = {"models": ModelsResource(root=models.root, datasets_dir=models.datasets_dir, runtime_dir=models.runtime_dir,
+                                    registry_dir=str(registry))}
+    config = {"ops": {"eval_report": {"config": {"temperatures": [0.0], "limit": 1, "qa_tokens": 4000, "qa_chats": 2,
+                                                 "qa_limit": 2}}}}
+    try:
+        pointer.write_text(json.dumps({"run_id": first.name, "run_dir": str(first)}))
+        assert dg.materialize(EVAL_CHAIN, instance=instance, resources=resources | own, run_config=config).success
+        meta = json.loads((first / "eval" / "report.json").read_text())["meta"]
+        assert meta["reference"] == f"{active.name} (re-evaluated on today's runtime)"
+        assert meta["qa_runtime"] == runtime_fingerprint()
+        cached = list((Path(models.root) / "reference-eval").glob("*/report.json"))
+        assert len(cached) == 1
+        again = json.loads(cached[0].read_text())["meta"]
+        assert (again["run_id"], again["qa_runtime"]) == (active.name, runtime_fingerprint())
+        stamp = cached[0].stat().st_mtime_ns
+        assert dg.materialize(EVAL_CHAIN, instance=instance, resources=resources | own, run_config=config).success
+        assert cached[0].stat().st_mtime_ns == stamp  # asked once per runtime, not per candidate
+
+        report["meta"]["qa_runtime"] = runtime_fingerprint()  # a report from today's code is used as it is
+        (active / "eval" / "report.json").write_text(json.dumps(report))
+        assert dg.materialize(EVAL_CHAIN, instance=instance, resources=resources | own, run_config=config).success
+        assert json.loads((first / "eval" / "report.json").read_text())["meta"]["reference"] == active.name
+    finally:
+        pointer.write_text(before)
+        shutil.rmtree(active, ignore_errors=True)
+
+
 def test_eval_re_evaluates_a_finished_run_without_training(chain, tmp_path, monkeypatch, capsys):
     """`truffle eval RUN`: the run becomes the candidate, its GGUF is evaluated again (here at another
     temperature) and its gate re-checked; the earlier report is kept. The active model is not

@@ -48,21 +48,33 @@ def _base_gguf(run_dir: Path) -> Path | None:
     return Path(qwen_gguf())
 
 
-def _base_report(base: Path, root: Path, config: EvalConfig, secrets: list[dict], qa) -> Path:
-    """The base model's report on the same suites, evaluated once per base file, suites, settings and
-    (with the QA suite) runtime code."""
+def _cached_report(gguf: Path, root: Path, cache: str, run_id: str, config: EvalConfig, secrets: list[dict],
+                   qa) -> Path:
+    """A model's report on the same suites, evaluated once per GGUF file, suites, settings and (with
+    the QA suite) runtime code, under `root/cache/`: the base model's, or the active model's when its
+    own report was asked through older runtime code."""
     from truffle_assets.evals.cases import SUITE_VERSION
     from truffle_assets.evals.qa import runtime_fingerprint
     from truffle_assets.evals.runner import evaluate_gguf
     from truffle_assets.files import sha256_file
 
-    key = f"{sha256_file(base)[:16]}-s{SUITE_VERSION}-t{'_'.join(map(str, config.temperatures))}" \
+    key = f"{sha256_file(gguf)[:16]}-s{SUITE_VERSION}-t{'_'.join(map(str, config.temperatures))}" \
           f"-l{config.limit}-qa{f'{config.qa_limit}-{runtime_fingerprint()}' if qa else 'off'}"
-    out = root / "base-eval" / key
+    out = root / cache / key
     if not (out / "report.json").exists():
-        evaluate_gguf(base, out, secrets, temperatures=tuple(config.temperatures), limit=config.limit,
-                      meta={"run_id": "base", "gguf": base.name}, qa=qa)
+        evaluate_gguf(gguf, out, secrets, temperatures=tuple(config.temperatures), limit=config.limit,
+                      meta={"run_id": run_id, "gguf": gguf.name, "qa_runtime": runtime_fingerprint() if qa else None},
+                      qa=qa)
     return out / "report.json"
+
+
+def _asked_elsewhere(report: str | Path, qa) -> bool:
+    """True when `report`'s QA suite went through other runtime code than today's (or the report
+    does not say): its QA figures are then not comparable with a candidate's."""
+    from truffle_assets.evals.qa import runtime_fingerprint
+
+    meta = json.loads(Path(report).read_text()).get("meta") or {}
+    return qa is not None and meta.get("qa_runtime") != runtime_fingerprint()
 
 
 @dg.asset(
@@ -103,11 +115,21 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
             return evaluate_qa(g, published, truth, run_dir / "eval" / f"qa-store-{g.stem}",
                                limit=config.qa_limit, today=TODAY)[0]
         qa = run_qa
+    if reference is not None and _asked_elsewhere(reference, qa) and Path(active.gguf_path).exists():
+        # the active model's report predates today's runtime (its QA answers went through other code):
+        # the gate compares like with like, so the active model is asked again, once per runtime
+        reference = _cached_report(Path(active.gguf_path), Path(models.root), "reference-eval", active.run_id,
+                                   config, secrets, qa)
+        compared_with = f"{active.run_id} (re-evaluated on today's runtime)"
     if reference is None and config.base_reference and (base := _base_gguf(run_dir)) is not None:
-        reference, compared_with = _base_report(base, Path(models.root), config, secrets, qa), f"base model {base.name}"
+        reference = _cached_report(base, Path(models.root), "base-eval", "base", config, secrets, qa)
+        compared_with = f"base model {base.name}"
+    from truffle_assets.evals.qa import runtime_fingerprint
+
     out = evaluate_gguf(gguf, run_dir / "eval", secrets, active_report=reference,
                         temperatures=tuple(config.temperatures), limit=config.limit,
-                        meta={"run_id": run_dir.name, "gguf": gguf.name, "reference": compared_with}, qa=qa)
+                        meta={"run_id": run_dir.name, "gguf": gguf.name, "reference": compared_with,
+                              "qa_runtime": runtime_fingerprint() if qa else None}, qa=qa)
     report = json.loads((run_dir / "eval" / "report.json").read_text())
     scores = {t: {o: s["score"] for o, s in per["objectives"].items()} for t, per in report["scores"].items()}
     return dg.MaterializeResult(metadata={
