@@ -264,6 +264,7 @@ def test_a_blend_of_finished_runs_is_merged_as_their_weighted_average(chain):
                                  f"{first.name}:0.7", "no-such-run:0.3"]}}}})
         failure = next(e for e in bad.all_events if e.is_step_failure)
         assert "no-such-run: not a finished run" in str(failure.event_specific_data.error)
+        assert models.candidate_dir() == fourth  # refused before a run folder was made the candidate
     finally:
         pointer.write_text(before)
 

@@ -68,13 +68,11 @@ def _cached_report(gguf: Path, root: Path, cache: str, run_id: str, config: Eval
     return out / "report.json"
 
 
-def _asked_elsewhere(report: str | Path, qa) -> bool:
-    """True when `report`'s QA suite went through other runtime code than today's (or the report
+def _asked_elsewhere(report: str | Path, qa_runtime: str | None) -> bool:
+    """True when `report`'s QA suite went through other runtime code than `qa_runtime` (or the report
     does not say): its QA figures are then not comparable with a candidate's."""
-    from truffle_assets.evals.qa import runtime_fingerprint
-
     meta = json.loads(Path(report).read_text()).get("meta") or {}
-    return qa is not None and meta.get("qa_runtime") != runtime_fingerprint()
+    return qa_runtime is not None and meta.get("qa_runtime") != qa_runtime
 
 
 @dg.asset(
@@ -94,7 +92,7 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
                 exports: ExportsResource) -> dg.MaterializeResult:
     from truffle_assets.evals.runner import evaluate_gguf
 
-    from truffle_assets.evals.qa import evaluate_qa
+    from truffle_assets.evals.qa import evaluate_qa, runtime_fingerprint
     from truffle_assets.evals.qa_memory import TODAY, qa_memory
 
     run_dir = models.candidate_dir()
@@ -115,7 +113,8 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
             return evaluate_qa(g, published, truth, run_dir / "eval" / f"qa-store-{g.stem}",
                                limit=config.qa_limit, today=TODAY)[0]
         qa = run_qa
-    if reference is not None and _asked_elsewhere(reference, qa) and Path(active.gguf_path).exists():
+    qa_runtime = runtime_fingerprint() if qa else None
+    if reference is not None and _asked_elsewhere(reference, qa_runtime) and Path(active.gguf_path).exists():
         # the active model's report predates today's runtime (its QA answers went through other code):
         # the gate compares like with like, so the active model is asked again, once per runtime
         reference = _cached_report(Path(active.gguf_path), Path(models.root), "reference-eval", active.run_id,
@@ -124,12 +123,10 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
     if reference is None and config.base_reference and (base := _base_gguf(run_dir)) is not None:
         reference = _cached_report(base, Path(models.root), "base-eval", "base", config, secrets, qa)
         compared_with = f"base model {base.name}"
-    from truffle_assets.evals.qa import runtime_fingerprint
-
     out = evaluate_gguf(gguf, run_dir / "eval", secrets, active_report=reference,
                         temperatures=tuple(config.temperatures), limit=config.limit,
                         meta={"run_id": run_dir.name, "gguf": gguf.name, "reference": compared_with,
-                              "qa_runtime": runtime_fingerprint() if qa else None}, qa=qa)
+                              "qa_runtime": qa_runtime}, qa=qa)
     report = json.loads((run_dir / "eval" / "report.json").read_text())
     scores = {t: {o: s["score"] for o, s in per["objectives"].items()} for t, per in report["scores"].items()}
     return dg.MaterializeResult(metadata={

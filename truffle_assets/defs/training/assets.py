@@ -152,6 +152,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
 
     if sum(map(bool, (config.sft_from, config.dpo_from, config.blend))) > 1:  # before a run folder is made
         raise dg.Failure("sft_from, dpo_from and blend each pick where the adapter comes from; set one")
+    blend = _blend_sources(config, Path(models.root) / "runs") if config.blend else []
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
     base, pre = base_for(config.base_model, models, sft_dir)
@@ -168,8 +169,8 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     init_adapter = None
     if config.sft_from:
         reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
-    if config.blend:
-        return _blended(context, config, run_dir, run_meta)
+    if blend:
+        return _blended(context, blend, run_dir, run_meta)
     if config.dpo_from:
         src = run_dir.parent / config.dpo_from
         # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone
@@ -197,34 +198,45 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     })
 
 
-def _blended(context: dg.AssetExecutionContext, config: LoraConfig, run_dir: Path, run_meta: dict) -> dg.MaterializeResult:
-    """The run's adapter as a weighted average of earlier runs' adapters on the same base; no training."""
-    from truffle_assets.training.blend import BlendError, blend_adapters, parse_parts
+def _blend_sources(config: LoraConfig, runs: Path) -> list[tuple[str, Path, float]]:
+    """(run, adapter folder, weight) of each finished run `blend` names, checked before a run folder
+    is made and named the candidate."""
+    from truffle_assets.training.blend import BlendError, parse_parts
 
     try:
-        parts = parse_parts(config.blend)
-        sources = []
-        for run, weight in parts:
-            src = run_dir.parent / run
+        out = []
+        for run, weight in parse_parts(config.blend):
+            src = runs / run
             if not (src / "base.json").exists() or not (src / "adapter").is_dir():
                 raise BlendError(f"{src}: not a finished run (no base.json or adapter)")
             if (base := json.loads((src / "base.json").read_text())).get("base_model") != config.base_model:
                 raise BlendError(f"{run}: trained on {base.get('base_model')!r}, this run's base is {config.base_model!r}")
-            sources.append((src / "adapter", weight))
-        t0 = time.perf_counter()
-        out = blend_adapters(sources, run_dir / "adapter")
+            out.append((run, src / "adapter", weight))
+        return out
     except BlendError as e:
         raise dg.Failure(str(e)) from e
-    run_meta["blend"] = [{"run": r, "weight": w} for r, w in parts]
-    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
+
+
+def _blended(context: dg.AssetExecutionContext, blend: list[tuple[str, Path, float]], run_dir: Path,
+             run_meta: dict) -> dg.MaterializeResult:
+    """The run's adapter as the weighted average of earlier runs' adapters on the same base; no training."""
+    from truffle_assets.training.blend import BlendError, blend_adapters
+
+    t0 = time.perf_counter()
+    try:
+        out = blend_adapters([(adapter, w) for _, adapter, w in blend], run_dir / "adapter")
+    except BlendError as e:
+        raise dg.Failure(str(e)) from e
     wall = round(time.perf_counter() - t0, 2)
+    run_meta["blend"] = [{"run": r, "weight": w} for r, _, w in blend]
+    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
     (run_dir / "train_result.json").write_text(json.dumps(
         {"adapter_dir": str(out), "backend": "blend", "steps": 0, "losses": [], "dpo_losses": [], "wall_s": wall},
         indent=2))
-    context.log.info("blended " + ", ".join(f"{r} × {w:g}" for r, w in parts))
+    context.log.info("blended " + ", ".join(f"{r} × {w:g}" for r, _, w in blend))
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{out}", "run_dir": dg.MetadataValue.path(str(run_dir)), "backend": "blend",
-        "base_model": config.base_model, "blend": dg.MetadataValue.json(run_meta["blend"]), "wall_s": wall,
+        "base_model": run_meta["base_model"], "blend": dg.MetadataValue.json(run_meta["blend"]), "wall_s": wall,
     })
 
 
