@@ -50,7 +50,8 @@ _EYEWEAR_SWITCH = re.compile(r"\b(?:switched|moved|shifted|went\s+back)\s+to\s+(
 _MY_EYEWEAR = re.compile(r"\bmy\s+(specs|glasses|spectacles|contacts|contact\s+lenses)\b", re.I)
 # rent: "rent 24 hazaar", "rent is 18k", "42 ka rent hai", "paying 30k rent"
 _RUPEES = r"(?:₹|rs\.?\s*|inr\s*)?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"  # "₹24,000", "rs 18", "12.5"
-_AMOUNT = rf"{_RUPEES}\s*(k|hazaar|hazar|thousand|lakh|l)?"
+_UNITS = r"k|hazaar|hazar|thousand|lakh|l"
+_AMOUNT = rf"{_RUPEES}\s*({_UNITS})?"
 _RENT = re.compile(rf"\brent\s+(?:is\s+|hai\s+|of\s+|was\s+|:\s*)?{_AMOUNT}|{_AMOUNT}\s+(?:ka\s+|ki\s+|in\s+)?rent\b", re.I)
 # pay: "salary is 24", "package 18 LPA", "ctc 12.5 lakh", "in-hand 85k"
 _SALARY = re.compile(rf"\b(?:salary|package|ctc|in-?hand)\s+(?:is\s+|hai\s+|of\s+|was\s+|now\s+|:\s*)?"
@@ -63,7 +64,7 @@ _SIP = re.compile(rf"\b(?:sip|sips)\b.{{0,30}}?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s
 _EMI = re.compile(rf"\bemis?\s+(?:is\s+|hai\s+|of\s+|:\s*)?{_AMOUNT}{_NOT_MONEY}|{_AMOUNT}\s+(?:ka|ki|ke|of)?\s*emis?\b",
                   re.I)
 _COVER = r"(family\s+floater|health\s+insurance|health\s+cover|mediclaim|term\s+(?:plan|insurance|cover)|insurance)"
-_SUM = rf"{_RUPEES}\s*(k|hazaar|hazar|thousand|lakh|l|crore|cr)?"  # a cover runs to crores: "1 crore ka term plan"
+_SUM = rf"{_RUPEES}\s*({_UNITS}|crore|cr)?"  # a cover runs to crores: "1 crore ka term plan"
 _INSURANCE = re.compile(rf"{_SUM}\s+(?:ka|ki|ke|of|worth)?\s*{_COVER}\b|\b{_COVER}\s+(?:of|for|worth)\s+{_SUM}\b", re.I)
 _LOAN_FOR = re.compile(r"\b(car|home|house|bike|education|personal|phone|iphone)\s+(?:ki|ka|ke|loan|emi)\b", re.I)
 # a hobby someone "got bitten by": "photography ka keeda lag gaya", "caught the running bug"
