@@ -42,7 +42,7 @@ from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
 from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
 from truffle_assets.evals.qa import (Question, ask_endpoint, key_matches, natural_questions,  # noqa: E402
-                                    spread, summarize_rows, synthetic_questions)
+                                    runtime_fingerprint, spread, summarize_rows, synthetic_questions)
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
@@ -118,12 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     other_label = args.label or other_label
     store = args.work / "stores"
     budget = {k: int(v) for k, v in (b.split("=", 1) for b in args.budget)}
+    runtime = runtime_fingerprint()
     t0 = time.perf_counter()
     if args.base_from:
         earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
         asked = [q.question for _, _, qs, _, _ in sets for q in qs]
         if [r["question"] for r in earlier["rows"]["base"]] != asked:
             ap.error(f"{args.base_from} asked the base other questions than this run would")
+        if earlier.get("runtime") != runtime:  # other prompts or another memory: not the same answers
+            ap.error(f"{args.base_from} was asked through runtime {earlier.get('runtime') or '(not recorded)'}, "
+                     f"today's is {runtime}: ask the base again (drop --base-from)")
         base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
         results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
                    other_label: run_model(other_label, other, sets, store, budget)}
@@ -133,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
     models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}
-    out.write_text(json.dumps({"models": models, "summary": summary,
+    out.write_text(json.dumps({"models": models, "runtime": runtime, "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)

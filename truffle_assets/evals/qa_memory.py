@@ -2,8 +2,8 @@
 
 `qa_memory(root)` writes the synthetic corpus (`synth.write_corpus`, seed 7: the QA suite's seed,
 which the grounded training rows never use) under `root/corpus`, ingests it with `ingest_all` on an
-ephemeral Dagster instance into `root/memory`, and reuses both while the generator and the stamp
-are unchanged. A 60K-token corpus builds in about five minutes on two cores.
+ephemeral Dagster instance into `root/memory`, and reuses both while the generator, the fact
+extractor's version and the stamp are unchanged. A 60K-token corpus builds in about five minutes on two cores.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ import shutil
 from pathlib import Path
 
 from truffle_assets import paths
+from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION
 
 SEED, TOKENS, CHATS = 7, 60_000, 10
 TODAY = "2024-12-31"  # the questions are asked as of the end of the corpus
 
 
 def _stamp(tokens: int, chats: int, seed: int) -> str:
-    h = hashlib.sha256(f"{tokens}/{chats}/{seed}".encode())
+    # the facts a question's answer rests on come from the extractor: a new version is a new memory
+    h = hashlib.sha256(f"{tokens}/{chats}/{seed}/{EXTRACTOR_VERSION}".encode())
     for p in sorted((paths.PROJECT_ROOT / "truffle_assets" / "synth").glob("*.py")):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
@@ -65,7 +67,7 @@ def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: 
 def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, dict[tuple[str, int], str]]:
     """(published dir, annotations, (chat file, line) -> message id) of a hand-annotated chat set
     (`chats/*.txt` + `chats/annotations.json`: the held-out natural set, the dev set), its memory
-    built under `root` once and rebuilt when a chat file changes."""
+    built under `root` once and rebuilt when a chat file or the fact extractor's version changes."""
     from truffle_assets.evals.qa import load_natural
     from truffle_assets.ids import chat_id_for, message_ids
     from truffle_assets.parsing import parse_file
@@ -73,7 +75,7 @@ def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, d
     chats, root = Path(chats), Path(root)
     ann = load_natural(chats)
     files = sorted(chats.glob("*.txt"))
-    h = hashlib.sha256()
+    h = hashlib.sha256(EXTRACTOR_VERSION.encode())
     line_ids: dict[tuple[str, int], str] = {}
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes())

@@ -91,6 +91,32 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
     return [uncited, wrong, dump][n % 3]
 
 
+_WORD = re.compile(r"[^\W_]{4,}|\d+")
+_COMMON = {"your", "you're", "that", "this", "with", "have", "from", "about", "there", "what", "when", "were"}
+_CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)} - _COMMON
+
+
+def over_cited(prompt: list[dict], chosen: str) -> str | None:
+    """`chosen` with one more citation, of a shown line that shares no word with the answer: the
+    extra citation every tuned run added beside the right one ("You eat vegetarian now [msg:a]
+    [msg:b]", b about momos), which only lowers citation precision. None when `chosen` cites nothing
+    or every shown line shares a word with it."""
+    cited = _CITATION.findall(chosen)
+    if not cited:
+        return None
+    said = _words(_CITATION.sub("", chosen))
+    extra = next((mid for mid, _, text in context_lines(prompt) if mid not in cited and not said & _words(text)), None)
+    if extra is None:
+        return None
+    last = f"[msg:{cited[-1]}]"
+    head, _, tail = chosen.rpartition(last)
+    return f"{head}{last} [msg:{extra}]{tail}"
+
+
 def rows_for(svc, truth: dict, *, today: str, seed: int) -> tuple[list[dict], dict[str, int]]:
     """Grounded rows of one built synthetic memory (its ground truth `truth`), and what they hold."""
     return _rows(svc, synthetic_questions(truth, "train", seed), today=today, tag=f"runtime/{seed}")

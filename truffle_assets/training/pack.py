@@ -15,7 +15,8 @@ trained and judged on one layout. Example `n` of a kind draws from its own RNG s
 prompt of every second example (every example of the refusal kinds) and pair the right answer with a
 realistic failure (prose around an envelope, fences, wrong tool, write tool, leaked secret, missing or
 malformed citations, raw HTML); `over_refusal` pairs prefer each tool call's and grounded answer's
-own answer to a refusal sentence.
+own answer to a refusal sentence; `over_cited` pairs prefer each recorded runtime answer to itself
+with one more citation, of a shown line that has nothing to do with it.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from truffle_assets.chat_format.prompt import chat_prompt, context_block, day_te
 from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
+from truffle_assets.training.grounded import over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 10  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 11  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
@@ -471,6 +473,8 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",
                     "source_id": source_id, "kind": "grounded_answer", "messages": messages, "split": split})
         _add_pair(dpo, source_id, "grounded_answer", ex, split)
+        if (extra := over_cited(ex.prompt, ex.chosen)) is not None:  # the same answer, one unrelated citation more
+            _add_pair(dpo, source_id, "over_cited", Example(ex.prompt, ex.chosen, extra), split)
     return sft, dpo
 
 

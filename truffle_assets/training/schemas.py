@@ -17,7 +17,8 @@ SCHEMA_VERSION = 1
 Role = Literal["system", "user", "assistant"]
 Source = Literal["transcript", "synthetic"]
 Kind = Literal["toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal",
-               "question_card", "transcript", "over_refusal", "reading"]  # over_refusal, reading: DPO rows only
+               "question_card", "transcript", "over_refusal", "reading",
+               "over_cited"]  # over_refusal, reading, over_cited: DPO rows only
 Split = Literal["train", "eval"]
 
 

@@ -54,9 +54,11 @@ def test_counts_per_kind(rows):
     recorded = min(len(recorded_rows()) - absent, RECORDED_ANSWERABLE) + min(absent, RECORDED_ABSENT)
     assert recorded >= 50
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
+    over_cited = len(by_kind(dpo, "over_cited"))  # one per recorded answer with a citation and an unrelated line
+    assert 0 < over_cited < recorded
     assert Counter(r["kind"] for r in dpo) == Counter({k: n + pack.SAFETY_DPO_EXTRA if k in pack.SAFETY_KINDS
                                                        else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
-        + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS,
+        + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS, "over_cited": over_cited,
                    "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM)})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
@@ -176,6 +178,25 @@ def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
         used |= {i for i, p in enumerate(refusals) if p.fullmatch(r["rejected"])}
         assert any(p.fullmatch(r["rejected"]) for p in refusals) and "{" not in r["rejected"], r["rejected"]
     assert used == set(range(len(refusals)))  # every refusal sentence is pushed down somewhere
+
+
+def test_over_cited_pairs_reject_one_unrelated_citation_more(rows):
+    """Every tuned run cited the right message and then another that says nothing of the answer,
+    which costs citation precision; each recorded runtime answer with a citation rejects that."""
+    sft, dpo = rows
+    recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
+    over = by_kind(dpo, "over_cited")
+    cites = re.compile(r" ?\[msg:([0-9a-f]+)\]")
+    assert len(over) >= 0.8 * sum(bool(cites.search(r["chosen"])) for r in recorded.values())
+    for r in over:
+        row = recorded[r["source_id"]]  # the recorded answer's own prompt, split and chosen answer
+        assert (r["prompt"], r["chosen"], r["split"]) == (row["prompt"], row["chosen"], row["split"])
+        kept, extra = cites.findall(r["rejected"])[:-1], cites.findall(r["rejected"])[-1]
+        assert kept == cites.findall(r["chosen"]) and extra not in kept
+        assert cites.sub("", r["rejected"]) == cites.sub("", r["chosen"])  # nothing else differs
+        shown = {mid: text for mid, _, text, _ in message_lines("\n".join(m["content"] for m in r["prompt"]))}
+        words = lambda t: {w.lower() for w in re.findall(r"[^\W_]{4,}|\d+", t)} - {"your", "that", "with", "this"}  # noqa: E731
+        assert extra in shown and not words(shown[extra]) & words(cites.sub("", r["chosen"])), (r["chosen"], shown[extra])
 
 
 def test_every_safety_example_is_a_pair_and_recapping_a_secret_is_rejected(rows):
