@@ -96,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
+    runtime = runtime_fingerprint()
+    if args.base_from:  # checked before any memory is built
+        earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
+        if earlier.get("runtime") != runtime:  # other prompts or another memory: not the same answers
+            ap.error(f"{args.base_from} was asked through runtime {earlier.get('runtime') or '(not recorded)'}, "
+                     f"today's is {runtime}: ask the base again (drop --base-from)")
     sets = []
     if "synthetic" in args.sets:  # the eval gate's QA memory: built once, shared with `truffle train`
         published, truth = qa_memory(paths.models_dir() / "qa-memory")
@@ -118,16 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     other_label = args.label or other_label
     store = args.work / "stores"
     budget = {k: int(v) for k, v in (b.split("=", 1) for b in args.budget)}
-    runtime = runtime_fingerprint()
     t0 = time.perf_counter()
     if args.base_from:
-        earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
         asked = [q.question for _, _, qs, _, _ in sets for q in qs]
         if [r["question"] for r in earlier["rows"]["base"]] != asked:
             ap.error(f"{args.base_from} asked the base other questions than this run would")
-        if earlier.get("runtime") != runtime:  # other prompts or another memory: not the same answers
-            ap.error(f"{args.base_from} was asked through runtime {earlier.get('runtime') or '(not recorded)'}, "
-                     f"today's is {runtime}: ask the base again (drop --base-from)")
         base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
         results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
                    other_label: run_model(other_label, other, sets, store, budget)}

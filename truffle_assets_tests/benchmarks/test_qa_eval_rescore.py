@@ -25,3 +25,25 @@ def test_rescore_applies_todays_number_rule(tmp_path, capsys):
     assert out.strip().splitlines()[-1] == ("qa_accuracy_base=0.667 qa_accuracy=0.667 "
                                             "cited_share=1.000 citation_precision=0.000")
     assert json.loads(results.read_text())["rows"]["base"][0]["correct"] is True  # the file is left as it was
+
+
+def test_base_answers_from_another_runtime_are_refused(tmp_path, capsys, monkeypatch):
+    """`--base-from` reuses the base's answers only when they went through today's runtime and a
+    memory built by today's extractor: otherwise the base and the tuned model read different prompts."""
+    import pytest
+
+    from truffle_assets.evals import qa
+    from truffle_assets.memory.facts import extraction
+
+    earlier = tmp_path / "qa.json"
+    earlier.write_text(json.dumps({"models": {"base": {}}, "runtime": qa.runtime_fingerprint(),
+                                   "summary": {}, "rows": {"base": []}}))
+    monkeypatch.setattr(extraction, "EXTRACTOR_VERSION", "parse-next")  # a new extractor: a new memory
+    with pytest.raises(SystemExit):
+        qa_eval(["--base-from", str(earlier), "--tuned", str(tmp_path / "m.gguf"), "--work", str(tmp_path)])
+    assert "ask the base again" in capsys.readouterr().err
+    assert not (tmp_path / "stores").exists()  # refused before any memory was built or model asked
+    earlier.write_text(json.dumps({"models": {"base": {}}, "summary": {}, "rows": {"base": []}}))
+    with pytest.raises(SystemExit):  # a results file from before runtimes were recorded
+        qa_eval(["--base-from", str(earlier), "--tuned", str(tmp_path / "m.gguf"), "--work", str(tmp_path)])
+    assert "(not recorded)" in capsys.readouterr().err

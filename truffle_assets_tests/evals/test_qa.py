@@ -97,3 +97,17 @@ def test_ask_endpoint_refuses_an_unknown_budget_section(tmp_path):
     """`qa_eval --budget rwa=350` must fail, not run the default budget under a misleading label."""
     with pytest.raises(pydantic.ValidationError, match="rwa"):
         ask_endpoint({"base_url": "http://127.0.0.1:9/v1"}, tmp_path, tmp_path, [], "2024-12-31", budget={"rwa": 350})
+
+
+def test_qa_memories_and_reports_follow_the_extractor_version(monkeypatch):
+    """The QA memories are rebuilt, and cached QA reports of another model count as asked elsewhere,
+    when the fact extractor's version changes: the answers read the facts it files."""
+    from truffle_assets.evals import qa_memory
+    from truffle_assets.evals.qa import runtime_fingerprint
+
+    before = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
+    assert before == (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())  # stable otherwise
+    monkeypatch.setattr(qa_memory, "EXTRACTOR_VERSION", "parse-next")
+    monkeypatch.setattr("truffle_assets.memory.facts.extraction.EXTRACTOR_VERSION", "parse-next")
+    after = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
+    assert after[0] != before[0] and after[1] != before[1]
