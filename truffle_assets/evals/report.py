@@ -93,8 +93,11 @@ def _render_md(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> s
     temps = list(scores)
     lines = ["# Evaluation report", ""]
     lines += [f"- **{k}**: {v}" for k, v in meta.items()]
-    lines += ["", f"**Gate: {'PASSED' if gate['passed'] else 'FAILED'}**", ""]
-    lines += [f"- {r}" for r in gate["reasons"]]
+    if meta.get("role"):  # a reference the gate compares candidates with has no gate of its own
+        lines += ["", f"**Gate: not applied** ({meta['role']})"]
+    else:
+        lines += ["", f"**Gate: {'PASSED' if gate['passed'] else 'FAILED'}**", ""]
+        lines += [f"- {r}" for r in gate["reasons"]]
     if gate.get("below_target"):
         lines += ["", "Below the suites' targets (not blocking): " + "; ".join(gate["below_target"])]
     active_temps = [t for t in temps if active and t in active.get("scores", {})]

@@ -37,6 +37,11 @@ def test_report_files_and_round_trip(tmp_path):
     assert "### markdown at t=0.7" in md and "<b>bold</b>" in md
     assert "`````text\n<b>bold</b> and ``` a fence ````\n`````" in md  # outputs are fenced safely
     assert paths["diff"].read_text().strip().endswith("no active model")
+    # a reference the gate compares candidates with (the base, the active model re-asked) says so
+    ref = write_report(results, tmp_path / "ref", meta={"model": "base", "role": "the base model: the gate's reference"})
+    md = ref["md"].read_text()
+    assert "**Gate: not applied** (the base model: the gate's reference)" in md
+    assert "FAILED" not in md and "no reference to compare with" not in md and "| toolcall |" in md
 
 
 def test_diff_against_the_active_model(tmp_path):

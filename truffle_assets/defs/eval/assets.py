@@ -48,8 +48,8 @@ def _base_gguf(run_dir: Path) -> Path | None:
     return Path(qwen_gguf())
 
 
-def _cached_report(gguf: Path, root: Path, cache: str, run_id: str, config: EvalConfig, secrets: list[dict],
-                   qa) -> Path:
+def _cached_report(gguf: Path, root: Path, cache: str, run_id: str, role: str, config: EvalConfig,
+                   secrets: list[dict], qa) -> Path:
     """A model's report on the same suites, evaluated once per GGUF file, suites, settings and (with
     the QA suite) runtime code, under `root/cache/`: the base model's, or the active model's when its
     own report was asked through older runtime code."""
@@ -63,7 +63,8 @@ def _cached_report(gguf: Path, root: Path, cache: str, run_id: str, config: Eval
     out = root / cache / key
     if not (out / "report.json").exists():
         evaluate_gguf(gguf, out, secrets, temperatures=tuple(config.temperatures), limit=config.limit,
-                      meta={"run_id": run_id, "gguf": gguf.name, "qa_runtime": runtime_fingerprint() if qa else None},
+                      meta={"run_id": run_id, "gguf": gguf.name, "role": role,
+                            "qa_runtime": runtime_fingerprint() if qa else None},
                       qa=qa)
     return out / "report.json"
 
@@ -118,10 +119,12 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
         # the active model's report predates today's runtime (its QA answers went through other code):
         # the gate compares like with like, so the active model is asked again, once per runtime
         reference = _cached_report(Path(active.gguf_path), Path(models.root), "reference-eval", active.run_id,
+                                   "the active model asked again on today's runtime: the gate's reference",
                                    config, secrets, qa)
         compared_with = f"{active.run_id} (re-evaluated on today's runtime)"
     if reference is None and config.base_reference and (base := _base_gguf(run_dir)) is not None:
-        reference = _cached_report(base, Path(models.root), "base-eval", "base", config, secrets, qa)
+        reference = _cached_report(base, Path(models.root), "base-eval", "base",
+                                   "the base model: the gate's reference while no model is active", config, secrets, qa)
         compared_with = f"base model {base.name}"
     out = evaluate_gguf(gguf, run_dir / "eval", secrets, active_report=reference,
                         temperatures=tuple(config.temperatures), limit=config.limit,
