@@ -302,6 +302,7 @@ def test_an_active_report_from_older_runtime_code_is_re_asked_before_the_gate_co
         assert len(cached) == 1
         again = json.loads(cached[0].read_text())["meta"]
         assert (again["run_id"], again["qa_runtime"]) == (active.name, runtime_fingerprint())
+        assert "**Gate: not applied** (the active model asked again" in (cached[0].parent / "report.md").read_text()
         stamp = cached[0].stat().st_mtime_ns
         assert dg.materialize(EVAL_CHAIN, instance=instance, resources=resources | own, run_config=config).success
         assert cached[0].stat().st_mtime_ns == stamp  # asked once per runtime, not per candidate
