@@ -51,7 +51,8 @@ def write_model_card(run_dir: str | Path, rollback_target: str | None) -> Path:
         *([f"- Blend of finished runs, no training: {blend} (the weighted average of their LoRA deltas)"]
           if blend else []),
         f"- Trainable params: {train.get('trainable_params')} of {train.get('total_params')}",
-        f"- Tokens: {train.get('train_tokens')} at {train.get('tokens_per_s')} tokens/s; wall time {wall:.0f} s",
+        f"- Tokens: SFT {train.get('train_tokens')} at {train.get('tokens_per_s')} tokens/s, DPO "
+        f"{train.get('dpo_tokens', 0)} (pairs seen × prompt + chosen and prompt + rejected); wall time {wall:.0f} s",
         f"- Estimated energy: {energy_wh:.2f} Wh ({cores} cores × {WATTS_PER_CORE:.0f} W assumed, not metered)",
         "- Hyperparameters: " + ", ".join(f"{k}={v}" for k, v in params.items() if k != "base_model"),
         "",

@@ -38,7 +38,8 @@ class TrainResult:
     dpo_losses: list[float] = field(default_factory=list)
     trainable_params: int = 0
     total_params: int = 0
-    train_tokens: int = 0
+    train_tokens: int = 0  # SFT: rows seen × mean row length
+    dpo_tokens: int = 0  # DPO: pairs seen × mean length of its two sequences
     tokens_per_s: float = 0.0
     wall_s: float = 0.0
     resumed_from: str | None = None
@@ -240,7 +241,8 @@ def train(
     )
 
     if params.dpo and dpo_dir is not None:
-        result.dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
+        result.dpo_losses, result.dpo_tokens = _train_dpo(model, tokenizer, dpo_dir, out, params, resume,
+                                                          save_steps, progress)
         result.wall_s = round(time.perf_counter() - t0, 2)
 
     return _save(model, tokenizer, out, result)
@@ -268,9 +270,9 @@ def _second_stage(model, tokenizer, init_adapter: Path, dpo_dir, out: Path, para
     model = PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
     trainable, total = check_trainable(model)
     t0 = time.perf_counter()
-    dpo_losses = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
+    dpo_losses, dpo_tokens = _train_dpo(model, tokenizer, dpo_dir, out, params, resume, save_steps, progress)
     result = TrainResult(adapter_dir=str(out / "adapter"), backend=backend, steps=0, losses=[],
-                         dpo_losses=dpo_losses, trainable_params=trainable, total_params=total,
+                         dpo_losses=dpo_losses, dpo_tokens=dpo_tokens, trainable_params=trainable, total_params=total,
                          wall_s=round(time.perf_counter() - t0, 2), resumed_from=str(init_adapter))
     return _save(model, tokenizer, out, result)
 
@@ -316,7 +318,8 @@ def check_same_sft(src: Path, run_meta: dict) -> dict:
 
 
 def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume: bool, save_steps: int,
-               progress: Progress | None) -> list[float]:
+               progress: Progress | None) -> tuple[list[float], int]:
+    """(DPO losses, tokens of the pairs seen) of a DPO run on `dpo_dir`'s pairs."""
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
@@ -328,7 +331,7 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
             raise TrainingError(f"no DPO pairs of kind {', '.join(params.dpo_kinds)} in {dpo_dir}; "
                                 f"its kinds: {', '.join(kinds)}")
     if not rows:
-        return []
+        return [], 0
     ds = Dataset.from_list([
         {"prompt": r["prompt"], "chosen": [{"role": "assistant", "content": r["chosen"]}],
          "rejected": [{"role": "assistant", "content": r["rejected"]}]}
@@ -348,7 +351,11 @@ def _train_dpo(model, tokenizer, dpo_dir, out: Path, params: LoraParams, resume:
     trainer = DPOTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
     _quiet(trainer, progress)
     trainer.train(resume_from_checkpoint=last)
-    return _losses(trainer.state.log_history)
+    tokenized = trainer.train_dataset  # a pair is two sequences: prompt + chosen, prompt + rejected
+    per_pair = sum(2 * len(p) + len(c) + len(r) for p, c, r in zip(
+        tokenized["prompt_ids"], tokenized["chosen_ids"], tokenized["rejected_ids"])) / max(len(tokenized), 1)
+    seen = trainer.state.global_step * params.batch_size * params.grad_accum
+    return _losses(trainer.state.log_history), int(per_pair * seen)
 
 
 def merge(base_dir: str | Path, adapter_dir: str | Path, out_dir: str | Path, chat_template: str) -> Path:

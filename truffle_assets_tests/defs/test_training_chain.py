@@ -196,6 +196,8 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         assert json.loads((second / "base.json").read_text())["stages"] == [first.name, second.name]
         card = write_model_card(second, None).read_text()
         assert f"Stages: {first.name} → {second.name}" in card and "DPO steps 3" in card
+        assert result["train_tokens"] == 0 < result["dpo_tokens"]  # no SFT here; what DPO read is counted
+        assert f"- Tokens: SFT 0 at 0.0 tokens/s, DPO {result['dpo_tokens']} " in card
         weights = "adapter_model.safetensors"
         old, new = load_file(first / "adapter" / weights), load_file(second / "adapter" / weights)
         assert old.keys() == new.keys() and any(not (old[k] == new[k]).all() for k in old)

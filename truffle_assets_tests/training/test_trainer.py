@@ -98,6 +98,8 @@ def test_interrupted_run_resumes_from_its_checkpoint_then_dpo(world, tmp_path):
     assert len(second.dpo_losses) == 3 and all(loss > 0 for loss in second.dpo_losses)
     saved = json.loads((tmp_path / "run" / "train_result.json").read_text())
     assert saved["dpo_losses"] == second.dpo_losses
+    # the tokens DPO read are counted too (3 pairs seen, each two sequences sharing a prompt)
+    assert saved["dpo_tokens"] == second.dpo_tokens and second.dpo_tokens > 3 * 2 * 16
 
 
 def test_dpo_kinds_pick_pairs_and_a_kind_with_no_pairs_fails(world, tmp_path):
