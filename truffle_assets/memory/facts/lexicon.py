@@ -28,6 +28,7 @@ PREDICATES: dict[str, Predicate] = {
     "hometown": Predicate("identity", "From", single=True, timeless=True),
     "handedness": Predicate("identity", "Handedness", single=True, timeless=True),
     "height": Predicate("identity", "Height", single=True),
+    "weight": Predicate("identity", "Weight", single=True),  # one at a time: "80 kg now" ends "92 kg"
     "blood_group": Predicate("health", "Blood group", single=True, timeless=True),
     # home
     "lives_in": Predicate("home", "Lives in", single=True),

@@ -335,7 +335,7 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         name = _HIGH_NAME.get(m.group(1).lower(), m.group(1))
         yield "condition", f"{'borderline ' if 'border' in m.group(2).lower() else ''}high {name}", 0.6, "high_reading"
     if m := _WEIGHT.search(sentence):
-        yield "condition", f"{m.group(1) or m.group(2)} kg", 0.55, "weight"
+        yield "weight", f"{m.group(1) or m.group(2)} kg", 0.55, "weight"
     if (m := _BLOOD_WORDS.search(sentence)) and re.search(r"\b(?:donor|blood|group)\b", message, re.I):
         sign = "+" if m.group(2).lower() in ("positive", "+ve", "+") else "-"
         yield "blood_group", f"{m.group(1).upper()}{sign}", 0.7, "blood_words"

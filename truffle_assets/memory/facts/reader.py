@@ -745,8 +745,7 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
                 if spans.proper_name(comp):
                     out.add("hometown", spans.proper_name(comp), 0.8, "my_hometown")
             elif attr in ("height", "weight", "age", "rent"):
-                out.add(attr if attr != "weight" else "condition", spans.measure(t.head) if attr != "weight" else
-                        "weight " + (spans.measure(t.head) or ""), 0.7, f"my_{attr}")
+                out.add(attr, spans.measure(t.head), 0.7, f"my_{attr}")
             elif attr == "office":
                 where = spans.prep_obj(t.head, "in", "at")
                 if where is not None and spans.place_name(where):

@@ -79,7 +79,7 @@ def got(text: str) -> set[tuple[str, str]]:
     ("I'm a total coffee addict, 4 cups before noon", {("likes", "coffee")}),
     ("sugar thoda high aaya, doctor ne walk bola", {("condition", "high blood sugar")}),
     ("my BP is borderline high, no salt now", {("condition", "borderline high blood pressure")}),
-    ("76 kilo hu ab, 5 gaya", {("condition", "76 kg")}),
+    ("76 kilo hu ab, 5 gaya", {("weight", "76 kg")}),
     ("B positive. I donate blood every year", {("blood_group", "B+")}),
     ("aaj 27 ho gayi, cake bhi nahi mila", {("age", "27")}),
     ("I'm off sugar now, 3 weeks strong", {("habit", "stopped sugar")}),

@@ -16,7 +16,7 @@ def said(df):
 
 def test_a_value_answering_a_question_about_one_attribute():
     got = said(chat([("Meera", "bhai wajan kitna hai ab tumhara?"), (USER, "81. diet chal rahi hai")]))
-    assert ("condition", "weight 81 kg", "c1-1") in got  # the reply is the evidence
+    assert ("weight", "81 kg", "c1-1") in got  # the reply is the evidence
     got = said(chat([("Meera", "what's your blood group? hospital form asks"), (USER, "B positive. why")]))
     assert ("blood_group", "B+", "c1-1") in got
     got = said(chat([("Meera", "how old are you turning?"), (USER, "34 on friday")]))
