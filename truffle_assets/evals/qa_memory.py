@@ -2,8 +2,9 @@
 
 `qa_memory(root)` writes the synthetic corpus (`synth.write_corpus`, seed 7: the QA suite's seed,
 which the grounded training rows never use) under `root/corpus`, ingests it with `ingest_all` on an
-ephemeral Dagster instance into `root/memory`, and reuses both while the generator, the fact
-extractor's version and the stamp are unchanged. A 60K-token corpus builds in about five minutes on two cores.
+ephemeral Dagster instance into `root/memory`, and reuses both while the stamp (the generator's code,
+the corpus's size and seed, the fact extractor's version) is unchanged. A 60K-token corpus builds in
+about five minutes on two cores.
 """
 
 from __future__ import annotations
