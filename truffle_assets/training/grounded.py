@@ -54,6 +54,9 @@ def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
     return [(mid, author, text) for mid, author, text, _ in message_lines(ctx)]
 
 
+_CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")  # with the space before it, so removing one leaves clean text
+
+
 def _cite(sentence: str, ids: list[str]) -> str:
     """"You live in Pune [msg:a] [msg:b]." — the citations inside the sentence, before its full stop."""
     body = sentence.rstrip().rstrip(".")
@@ -84,7 +87,7 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
                       and o.kind != "secret"), None)
         made_up = other.answer if other else "You mentioned it last year."
         return [_cite(made_up, [lines[0][0]]) if lines else made_up, dump][n % 2]
-    uncited = re.sub(r" ?\[msg:[0-9a-f]+\]", "", chosen)
+    uncited = _CITATION.sub("", chosen)
     other = next((o for o in others if o.answer and o.kind not in ("none", "secret") and o.id != q.id
                   and not any(key_matches(k, o.answer) for k in q.keys)), None)
     wrong = _cite(other.answer, ids) if other else uncited + " I think."
@@ -93,7 +96,6 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
 
 _WORD = re.compile(r"[^\W_]{4,}|\d+")
 _COMMON = {"your", "you're", "that", "this", "with", "have", "from", "about", "there", "what", "when", "were"}
-_CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")
 
 
 def _words(text: str) -> set[str]:
