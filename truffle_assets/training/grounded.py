@@ -54,7 +54,7 @@ def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
     return [(mid, author, text) for mid, author, text, _ in message_lines(ctx)]
 
 
-_CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")  # with the space before it, so removing one leaves clean text
+CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")  # with the space before it, so removing one leaves clean text
 
 
 def _cite(sentence: str, ids: list[str]) -> str:
@@ -87,7 +87,7 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
                       and o.kind != "secret"), None)
         made_up = other.answer if other else "You mentioned it last year."
         return [_cite(made_up, [lines[0][0]]) if lines else made_up, dump][n % 2]
-    uncited = _CITATION.sub("", chosen)
+    uncited = CITATION.sub("", chosen)
     other = next((o for o in others if o.answer and o.kind not in ("none", "secret") and o.id != q.id
                   and not any(key_matches(k, o.answer) for k in q.keys)), None)
     wrong = _cite(other.answer, ids) if other else uncited + " I think."
@@ -107,10 +107,10 @@ def over_cited(prompt: list[dict], chosen: str) -> str | None:
     extra citation every tuned run added beside the right one ("You eat vegetarian now [msg:a]
     [msg:b]", b about momos), which only lowers citation precision. None when `chosen` cites nothing
     or every shown line shares a word with it."""
-    cited = _CITATION.findall(chosen)
+    cited = CITATION.findall(chosen)
     if not cited:
         return None
-    said = _words(_CITATION.sub("", chosen))
+    said = _words(CITATION.sub("", chosen))
     extra = next((mid for mid, _, text in context_lines(prompt) if mid not in cited and not said & _words(text)), None)
     if extra is None:
         return None

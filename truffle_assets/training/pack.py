@@ -35,7 +35,7 @@ from truffle_assets.chat_format.prompt import chat_prompt, context_block, day_te
 from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
-from truffle_assets.training.grounded import over_cited
+from truffle_assets.training.grounded import CITATION, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
 GENERATOR_VERSION = 11  # bump when the code below changes what rows it makes from the same templates
@@ -102,6 +102,7 @@ def _pack_version() -> str:
 PACK_VERSION = _pack_version()
 
 
+@cache  # read-only after loading: every builder reads them once per row
 def _templates(name: str) -> dict:
     return json.loads((PACK_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
@@ -263,9 +264,6 @@ def _toolcall(n: int, rng: random.Random, s: dict, system: str) -> Example:
     return Example(chat_prompt(system, user, ctx), env, failures[(n // 2) % len(failures)]())
 
 
-_CITE = re.compile(r" ?\[msg:[0-9a-f]+\]")
-
-
 def _grounded(n: int, rng: random.Random, s: dict, system: str) -> Example:
     tpl = _templates("grounded_answer")["templates"][n % len(_templates("grounded_answer")["templates"])]
     context = [(s[mid], fill(author, s), fill(text, s)) for mid, author, text in tpl["context"]]
@@ -278,7 +276,7 @@ def _grounded(n: int, rng: random.Random, s: dict, system: str) -> Example:
         return Example(prompt, answer, rejected)
     first_id = context[0][0] if tpl["shape"] != "quote" else re.search(r"\[msg:(\w+)\]", answer).group(1)
     failures = [
-        lambda: _CITE.sub("", answer),
+        lambda: CITATION.sub("", answer),
         lambda: answer.replace(s["name"], f"<b>{s['name']}</b>", 1),
         lambda: answer.replace(f"[msg:{first_id}]", f"(msg {first_id[:6]})"),
         lambda: answer.replace(f"[msg:{first_id}]", f"[[msg:{first_id}]]"),

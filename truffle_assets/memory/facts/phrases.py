@@ -397,7 +397,7 @@ def _money(sentence: str) -> Iterator[Claim]:
         if (unit or "").lower() in ("crore", "cr"):
             unit, lakh = "lakh", lakh * 100
         if (unit or "").lower() in ("lakh", "l") or not unit and lakh < 100:  # a cover is named in lakh
-            yield "insurance", f"₹{lakh:g} lakh {kind + ' ' if kind else ''}insurance", 0.6, "cover"
+            yield "insurance", f"{in_lakh(lakh)} {kind + ' ' if kind else ''}insurance", 0.6, "cover"
 
 
 def _amount(m: re.Match) -> int | None:
@@ -414,10 +414,15 @@ def salary_value(num: str, unit: str | None) -> str | None:
     if unit in ("cr", "crore"):
         unit, value = "lakh", value * 100
     if unit in ("lpa", "l") or unit.startswith(("lakh", "lac")) or (not unit and 1 <= value < 200):
-        return f"₹{value:g} lakh a year"
+        return f"{in_lakh(value)} a year"
     if unit in ("k", "hazaar", "hazar", "thousand"):
         value *= 1000
     return f"₹{int(value):,} a month" if 5_000 <= value <= 2_000_000 else None
+
+
+def in_lakh(lakh: float) -> str:
+    """An amount in lakh as people write it: '₹24 lakh', and from 100 lakh on '₹1 crore', '₹1.5 crore'."""
+    return f"₹{lakh / 100:g} crore" if lakh >= 100 else f"₹{lakh:g} lakh"
 
 
 def _rupees(num: str, unit: str | None) -> int | None:

@@ -41,12 +41,13 @@ def got(text: str) -> set[tuple[str, str]]:
     ("SIP chal raha hai 8 hazaar ka har mahine", {("investment", "₹8,000 monthly SIP")}),
     ("home loan ki EMI 32k hai, ouch", {("loan", "home loan EMI of ₹32,000 a month")}),
     ("5 lakh ka health insurance le liya finally", {("insurance", "₹5 lakh health insurance")}),
-    ("1 crore ka term plan bhi le liya", {("insurance", "₹100 lakh term insurance")}),  # crores, as lakh
-    ("took a health cover of 2 crore for all of us", {("insurance", "₹200 lakh health insurance")}),
+    ("1 crore ka term plan bhi le liya", {("insurance", "₹1 crore term insurance")}),
+    ("took a health cover of 2 crore for all of us", {("insurance", "₹2 crore health insurance")}),
     ("pottery ka keeda lag gaya hai, every weekend at the studio", {("hobby", "pottery")}),
     # pay as people name it: a bare yearly figure in lakh, LPA, monthly thousands, a decimal kept whole
     ("salary is 19 now, finally", {("salary", "₹19 lakh a year")}),
     ("mera package 7.5 LPA hai", {("salary", "₹7.5 lakh a year")}),
+    ("package 1.2 crore ho gaya, unreal", {("salary", "₹1.2 crore a year")}),  # crores read as crores
     ("in-hand 62,000 after tax", {("salary", "₹62,000 a month")}),
     # tastes: "I don't do X", "can't function without X"
     ("I don't do spicy food, sorry", {("dislikes", "spicy food")}),
