@@ -6,7 +6,8 @@ freshness per chat, recall notes, profile, summaries) and `Retrieved messages:` 
 `[msg:<id>] <author> (<day sent>): <text>` lines, then the earlier turns and the question. Every section is
 fitted to its token budget with the served model's tokenizer, dropping the lowest-priority entries
 first (evidence: the latest recall's messages first, then by retrieval score; profile: facts a
-recall asked for, then by confidence, past facts last), then the whole prompt + the reserved
+recall asked for, then by closeness to the question (`profile_rank`; by confidence, past facts last,
+when there is no index to measure it)), then the whole prompt + the reserved
 answer is held under the hard cap by shrinking earlier turns first, then summaries, the profile and
 the raw evidence last. The question is cut only when it alone is over the dialogue budget, never to
 meet the cap: a prompt still over the cap then is reported by the answer node (`context_overflow`).
@@ -110,7 +111,11 @@ def _cut(e: _Entry, line: str) -> _Entry | None:
     return _Entry(e.priority, e.order, prefix + cut, e.ref, (mid, author, cut, day), e.extra)
 
 
-def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
+def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[str, float] | None = None
+                     ) -> list[_Entry]:
+    """Fact lines with their priority: facts a recall asked for, then the profile's facts by `relevance`
+    to the question (id -> cosine; current and past facts compete alike, a past one a little below an
+    equally close current one), or without it by confidence with past facts below the people."""
     out: list[_Entry] = []
     for i, f in enumerate(facts):  # asked for by get_fact: kept first
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
@@ -126,14 +131,16 @@ def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
             line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {e.get('id')}{since})"
-            out.append(_Entry((1, float(e.get("confidence") or 0.0), -n), (1, n), line))
+            score = relevance.get(str(e.get("id")), 0.0) if relevance else float(e.get("confidence") or 0.0)
+            out.append(_Entry((1, score, -n), (1, n), line))
             n += 1
     for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one
         line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
         out.append(_Entry((0, 0.5, -k), (1, n + k), line))
     for j, p in enumerate(profile.get("previously") or []):
         line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {p.get('id')})"
-        out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously"))
+        prio = (1, relevance.get(str(p.get("id")), 0.0) - 0.05, -j) if relevance else (0, 0.0, -j)
+        out.append(_Entry(prio, (2, j), line, ref="previously"))
     return out
 
 
@@ -209,7 +216,7 @@ def compose_context(state: State, runtime: Runtime[Context]) -> dict:
     system = system_prompt()
     today = date.fromisoformat(state.today) if state.today else date.today()
     uncertain = {i["message_id"] for i in state.items if i.get("uncertain")}
-    p_entries = _profile_entries(state.profile, state.facts)
+    p_entries = _profile_entries(state.profile, state.facts, state.profile_relevance)
     s_entries = _summary_entries(state.summaries)
     r_entries = _evidence_entries(state.items, counter)
     left = state.max_recalls - state.recall_count

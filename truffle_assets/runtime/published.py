@@ -4,7 +4,8 @@ gather the question's evidence from them before the first model call.
 * `read_json_cached`, `fetch_messages`, `load_facts` are shared with `ChatService` (the memory
   inspector): `latest.json` → LanceDB, `profile.json`, `facts.json` — never the pipeline's DuckDB.
 * `retrieve_summaries` runs the one hybrid retrieval of the question (`retrieval.retrieve`, which
-  searches summaries first and expands the best into their messages) and keeps the summary hits;
+  searches summaries first and expands the best into their messages) and keeps the summary hits,
+  and measures how close each profile fact is to the question (`profile_rank`);
   `retrieve_raw` turns its message hits into the evidence pool.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from truffle_assets.runtime import profile_rank
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 
 _json_cache: dict[str, tuple[int, Any]] = {}
@@ -118,7 +120,9 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
     try:
         log = RetrievalLog(ctx.retrieval_log, store_query_text=ctx.retrieval_log_text) if ctx.retrieval_log else None
         pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
-        participants = sorted({p for ps in open_index(ctx.pointer).participants().values() for p in ps})
+        idx = open_index(ctx.pointer)
+        participants = sorted({p for ps in idx.participants().values() for p in ps})
+        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder)
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
         step = {"step": "retrieve_summaries", "error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}
         return {"trace": [step]}
@@ -127,7 +131,7 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
     step = {"step": "retrieve_summaries", "summaries": [s["episode_id"] for s in summaries],
             "index_versions": pack.index_versions, "timing_ms": pack.timing_ms, "ms": elapsed_ms(t0)}
     return {"summaries": summaries, "candidates": candidates, "watermarks": dict(pack.watermarks),
-            "participants": participants, "trace": [step]}
+            "participants": participants, "profile_relevance": relevance, "trace": [step]}
 
 
 def retrieve_raw(state: State, runtime: Runtime[Context]) -> dict:

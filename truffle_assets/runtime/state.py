@@ -69,6 +69,7 @@ class State(InputState):
     refused_kind: str | None = None
     refused: bool = False
     profile: dict | None = None                             # the published profile blob
+    profile_relevance: dict[str, float] = field(default_factory=dict)  # fact id -> cosine to the question
     facts: list[dict] = field(default_factory=list)         # facts fetched by get_fact recalls
     summaries: list[dict] = field(default_factory=list)
     candidates: list[dict] = field(default_factory=list)    # message hits of the question's retrieval

@@ -234,3 +234,20 @@ def test_question_over_the_dialogue_budget_is_truncated_after_the_history(qwen_t
     assert out["dropped"]["dialogue"] == 2
     assert asked and question.startswith(asked) and len(asked) < len(question)
     assert out["tokens"]["dialogue"] == qwen_tokens.message_overhead("user") + qwen_tokens.count(asked) <= dialogue
+
+
+def test_the_questions_own_facts_are_kept_over_more_confident_ones(qwen_tokens, tmp_path):
+    # the profile's room holds a few facts: ranked by confidence, the question's fact (the least
+    # confident here) and the past one it needs were dropped; ranked by closeness they are kept
+    profile = _profile(30)
+    profile["facts"]["work"] = [{"id": "w1", "text": "Works at: Northwind", "confidence": 0.0}]
+    profile["previously"].append({"id": "w0", "text": "Works at: Zentrix", "until": "2022-07-11"})
+    by_confidence, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
+    assert "Works at" not in _context(by_confidence)
+    relevance = {"w1": 0.71, "w0": 0.69} | {f"f{i}": 0.1 for i in range(30)} | {"p0": 0.2}
+    out, _ = _compose(_state(profile=profile, profile_relevance=relevance), qwen_tokens, tmp_path, profile=60)
+    ctx = _context(out)
+    assert "- Works at: Northwind (work, fact w1)" in ctx
+    # the past employer is shown as past, under its own header, after the current facts
+    assert ctx.index("Works at: Northwind") < ctx.index(text("profile_previously")) < ctx.index("Works at: Zentrix")
+    assert out["dropped"]["profile"] > 0 and out["tokens"]["profile"] <= 60
