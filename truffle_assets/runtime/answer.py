@@ -200,6 +200,24 @@ def _retrieval_only(state: State, ctx: Context) -> tuple[str, list[str], list[st
     return "\n".join(lines), ids, [i["message_id"] for i in best if i.get("uncertain")]
 
 
+PROFILE_EVIDENCE = 3  # messages per shown profile fact that may become its citation
+
+
+def _profile_evidence(state: State, ctx: Context) -> list[dict]:
+    """The indexed messages behind the profile facts the latest prompt showed (a few per fact)."""
+    from truffle_assets.runtime.published import fetch_messages, load_facts
+
+    if not state.profile_shown:
+        return []
+    try:
+        facts = load_facts(ctx.published_dir)
+        ids = [m for f in state.profile_shown
+               for m in (facts.get(f, {}).get("evidence_message_ids") or [])[:PROFILE_EVIDENCE]]
+        return fetch_messages(ctx.pointer, list(dict.fromkeys(ids)))
+    except Exception:  # noqa: BLE001 - a citation repair is never worth failing the answer over
+        return []
+
+
 def finalize(state: State, runtime: Runtime[Context]) -> dict:
     """The answer the user sees: checked citations, uncertainty labels, scrubbed secrets, freshness lines."""
     ctx = runtime.context
@@ -215,8 +233,15 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
         body, cites, weak = _retrieval_only(state, ctx)
     else:
         body, invalid = clean_body(state.raw_output or "", shown)
-        body, attributed = attribute(body, state.question, {i: evidence_line(by_id[i])[2] for i in state.context_ids
-                                                              if i in by_id})
+        sources = {i: evidence_line(by_id[i])[2] for i in state.context_ids if i in by_id}
+        stated = {r["message_id"]: r for r in _profile_evidence(state, ctx) if r["message_id"] not in by_id}
+        # a claim the profile gave can be cited to the messages its fact rests on (never shown as lines)
+        body, attributed = attribute(body, state.question, sources | {i: evidence_line(r)[2] for i, r in stated.items()})
+        for c in dict.fromkeys(CITE.findall(body)):
+            if c in stated:  # a source now: it joins the items the turn's sources are read from
+                ts = stated[c].get("ts")
+                by_id[c] = stated[c] | {"ts": ts.isoformat() if hasattr(ts, "isoformat") else ts, "score": 0.0,
+                                        "uncertain": False, "via": "profile", "round": state.recall_count}
         body, self_named = without_self(body, (state.profile or {}).get("user"))
         if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
             # it only named the user as someone else (an "Uncertain: …" note is no answer)
@@ -239,5 +264,6 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
             "self_named": self_named,
             "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
     return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
+            "items": list(by_id.values()),
             "attributed": attributed, "self_named": self_named, "uncertain": weak,
             "freshness": fresh, "scrubbed": scrubbed, "trace": [step], **fallback}

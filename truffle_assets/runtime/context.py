@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from langgraph.runtime import Runtime
@@ -66,6 +66,7 @@ class _Entry:
     ref: str | None = None      # message id for evidence lines ("previously" for past profile facts)
     triple: tuple | None = None  # (id, author, text, day sent) of an evidence line
     extra: int = 0              # tokens the entry adds elsewhere in the section (the weak-match note)
+    fact: str | None = None     # fact id of a profile line (finalize may cite the fact's own messages)
 
 
 def _fit(entries: list[_Entry], render: Callable[[list[_Entry]], str], budget: int,
@@ -102,13 +103,13 @@ def _fit(entries: list[_Entry], render: Callable[[list[_Entry]], str], budget: i
 def _cut(e: _Entry, line: str) -> _Entry | None:
     """`e` with its line shortened to `line` (+ an ellipsis); None if nothing useful is left."""
     if e.triple is None:
-        return _Entry(e.priority, e.order, line + "…", e.ref, None, e.extra) if line else None
+        return replace(e, line=line + "…", triple=None) if line else None
     mid, author, _, day = e.triple
     prefix = message_line(mid, author, "", day)
     if len(line) <= len(prefix) or not line.startswith(prefix):
         return None
     cut = line[len(prefix):] + "…"
-    return _Entry(e.priority, e.order, prefix + cut, e.ref, (mid, author, cut, day), e.extra)
+    return replace(e, line=prefix + cut, triple=(mid, author, cut, day))
 
 
 def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[str, float] | None = None
@@ -122,7 +123,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
         if f.get("superseded_by"):
             status += f", superseded by {f['superseded_by']}"
         line = f"- {display_text(str(f.get('fact_text') or ''))} (fact {f.get('fact_id')}, {status})"
-        out.append(_Entry((2, 2.0, -i), (0, i), line))
+        out.append(_Entry((2, 2.0, -i), (0, i), line, fact=str(f.get("fact_id"))))
     if not profile:
         return out
     cats = profile.get("facts") or {}
@@ -132,7 +133,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
             since = f", since {e['since']}" if e.get("since") else ""
             line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {e.get('id')}{since})"
             score = relevance.get(str(e.get("id")), 0.0) if relevance else float(e.get("confidence") or 0.0)
-            out.append(_Entry((1, score, -n), (1, n), line))
+            out.append(_Entry((1, score, -n), (1, n), line, fact=str(e.get("id"))))
             n += 1
     for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one
         line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
@@ -140,7 +141,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
     for j, p in enumerate(profile.get("previously") or []):
         line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {p.get('id')})"
         prio = (1, relevance.get(str(p.get("id")), 0.0) - 0.05, -j) if relevance else (0, 0.0, -j)
-        out.append(_Entry(prio, (2, j), line, ref="previously"))
+        out.append(_Entry(prio, (2, j), line, ref="previously", fact=str(p.get("id"))))
     return out
 
 
@@ -271,4 +272,5 @@ def compose_context(state: State, runtime: Runtime[Context]) -> dict:
     step = {"step": "compose_context", "round": state.recall_count, "tokens": tokens, "dropped": dropped,
             "limits": limits, "shown": shown, "tokenizer": counter.name, "ms": elapsed_ms(t0)}
     return {"prompt": prompt, "tokens": tokens, "dropped": dropped, "context_ids": context_ids,
+            "profile_shown": [e.fact for e in p_kept if e.fact],
             "trace": [step]}

@@ -78,6 +78,7 @@ class State(InputState):
     participants: list[str] = field(default_factory=list)
     prompt: list[dict] = field(default_factory=list)        # the messages of the latest compose_context
     context_ids: list[str] = field(default_factory=list)    # every message id shown to the model this turn
+    profile_shown: list[str] = field(default_factory=list)  # fact ids of the profile lines in the latest prompt
     tokens: dict[str, int] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     recall_count: int = 0

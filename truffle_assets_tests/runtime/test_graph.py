@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
+from langgraph.runtime import Runtime
 
+from truffle_assets.retrieval import retrieve
+from truffle_assets.runtime.answer import finalize
 from truffle_assets.runtime.graph import graph
-from truffle_assets.runtime.state import RecallIntent
+from truffle_assets.runtime.published import fetch_messages
+from truffle_assets.runtime.state import Context, RecallIntent, State
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message, shown_ids
 
 Q = {"role": "user", "content": "What did Priya and I talk about, and what plans did we make?"}
@@ -184,3 +189,29 @@ def test_an_answer_naming_the_user_as_the_relative_asked_about_says_not_in_memor
     assert turn.answer.startswith("That is not in your memory: I couldn't find a message that answers this.")
     assert user not in turn.answer and turn.citations == []
     assert [x.split(" [msg:")[0].rstrip(".") for x in turn.trace["self_named"]] == [f"Your daughter: {user}"]
+
+
+
+def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
+    # a claim the model read off the profile, cited to an unrelated shown line, is re-pointed to the
+    # message the fact was extracted from (never shown as a line), which then is one of the turn's items
+    facts = json.loads((memory / "facts.json").read_text())["facts"]
+    fact = next(f for f in facts if f["evidence_message_ids"] and not f.get("valid_to"))
+    pointer = memory / "latest.json"
+    (said,) = fetch_messages(pointer, fact["evidence_message_ids"][:1])
+    value = fact["value"]
+    assert value.lower() in said["text"].lower()
+    other = next(i.model_dump(mode="json") | {"round": 0} for i in retrieve("plans for the weekend", pointer, k=20).items
+                 if value.lower() not in i.text.lower())
+    state = State(question="Where do I live now?", items=[other], context_ids=[other["message_id"]],
+                  profile_shown=[fact["fact_id"]], raw_output=f"You live in {value} [msg:{other['message_id']}].")
+    run = Runtime(context=Context(published_dir=str(memory)))
+    out = finalize(state, run)
+    assert out["citations"] == [said["message_id"]]
+    assert out["attributed"] == [{"change": "repointed", "from": [other["message_id"]], "to": said["message_id"],
+                                  "support": 1.0}]
+    cited = next(i for i in out["items"] if i["message_id"] == said["message_id"])
+    assert cited["via"] == "profile" and isinstance(cited["ts"], str)
+    # with no profile fact shown there is nothing it rests on: the citation stays as written
+    kept = finalize(replace(state, profile_shown=[]), run)
+    assert kept["citations"] == [other["message_id"]] and kept["attributed"] == []
