@@ -122,10 +122,13 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
         idx = open_index(ctx.pointer)
         participants = sorted({p for ps in idx.participants().values() for p in ps})
-        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder)
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
         step = {"step": "retrieve_summaries", "error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}
         return {"trace": [step]}
+    try:
+        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder)
+    except Exception:  # noqa: BLE001 - without it the profile is ranked by confidence, as before
+        relevance = {}
     summaries = [s.model_dump(mode="json") for s in pack.summaries]
     candidates = [i.model_dump(mode="json", exclude={"components"}) | {"round": 0} for i in pack.items]
     step = {"step": "retrieve_summaries", "summaries": [s["episode_id"] for s in summaries],
