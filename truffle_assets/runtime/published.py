@@ -126,7 +126,7 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         step = {"step": "retrieve_summaries", "error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}
         return {"trace": [step]}
     try:
-        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder)
+        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder) if ctx.profile_by_question else {}
     except Exception:  # noqa: BLE001 - without it the profile is ranked by confidence, as before
         relevance = {}
     summaries = [s.model_dump(mode="json") for s in pack.summaries]
