@@ -110,7 +110,7 @@ class RuntimeConfig(BaseModel):
     def from_env(cls, **overrides) -> RuntimeConfig:
         """Defaults + `TRUFFLE_LLM_BASE_URL` / `TRUFFLE_LLM_MODEL` / `TRUFFLE_LLM_API_KEY` +
         `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR` + `TRUFFLE_API_MAX_BODY_BYTES` /
-        `TRUFFLE_API_MAX_QUESTION_CHARS`, then explicit overrides. (`TRUFFLE_LOG` and
+        `TRUFFLE_API_MAX_QUESTION_CHARS` + `TRUFFLE_PROFILE_BY_QUESTION=1`, then explicit overrides. (`TRUFFLE_LOG` and
         `TRUFFLE_RETENTION_DAYS` are read by `keeping()`, beneath the person's saved choice.)"""
         env = os.environ
         data: dict = {}
@@ -125,5 +125,7 @@ class RuntimeConfig(BaseModel):
         api = {k: env[v] for k, v in (("max_body_bytes", BODY_ENV), ("max_question_chars", QUESTION_ENV)) if env.get(v)}
         if api:
             data["api"] = api
+        if env.get("TRUFFLE_PROFILE_BY_QUESTION", "").strip().lower() in ("1", "true", "yes", "on"):
+            data["profile_by_question"] = True
         data.update(overrides)
         return cls.model_validate(data)

@@ -251,3 +251,14 @@ def test_the_questions_own_facts_are_kept_over_more_confident_ones(qwen_tokens, 
     # the past employer is shown as past, under its own header, after the current facts
     assert ctx.index("Works at: Northwind") < ctx.index(text("profile_previously")) < ctx.index("Works at: Zentrix")
     assert out["dropped"]["profile"] > 0 and out["tokens"]["profile"] <= 60
+
+
+def test_profile_by_question_is_opt_in_through_the_environment(monkeypatch):
+    from truffle_assets.runtime.config import RuntimeConfig
+
+    monkeypatch.delenv("TRUFFLE_PROFILE_BY_QUESTION", raising=False)
+    assert RuntimeConfig.from_env().profile_by_question is False
+    monkeypatch.setenv("TRUFFLE_PROFILE_BY_QUESTION", "1")
+    assert RuntimeConfig.from_env().profile_by_question is True
+    monkeypatch.setenv("TRUFFLE_PROFILE_BY_QUESTION", "0")
+    assert RuntimeConfig.from_env().profile_by_question is False
