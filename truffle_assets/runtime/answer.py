@@ -29,6 +29,7 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.attribution import attribute, without_self
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
+from truffle_assets.runtime.recall import item_from_row
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 from truffle_assets.runtime.streaming import CITE, AnswerStream, clean_body, trim_loop
 
@@ -234,14 +235,13 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     else:
         body, invalid = clean_body(state.raw_output or "", shown)
         sources = {i: evidence_line(by_id[i])[2] for i in state.context_ids if i in by_id}
-        stated = {r["message_id"]: r for r in _profile_evidence(state, ctx) if r["message_id"] not in by_id}
+        stated = {r["message_id"]: item_from_row(r, 0.0, state.recall_count, "profile")
+                  for r in _profile_evidence(state, ctx) if r["message_id"] not in by_id}
         # a claim the profile gave can be cited to the messages its fact rests on (never shown as lines)
         body, attributed = attribute(body, state.question, sources | {i: evidence_line(r)[2] for i, r in stated.items()})
         for c in dict.fromkeys(CITE.findall(body)):
             if c in stated:  # a source now: it joins the items the turn's sources are read from
-                ts = stated[c].get("ts")
-                by_id[c] = stated[c] | {"ts": ts.isoformat() if hasattr(ts, "isoformat") else ts, "score": 0.0,
-                                        "uncertain": False, "via": "profile", "round": state.recall_count}
+                by_id[c] = stated[c]
         body, self_named = without_self(body, (state.profile or {}).get("user"))
         if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
             # it only named the user as someone else (an "Uncertain: …" note is no answer)

@@ -27,7 +27,7 @@ def _iso(v: Any) -> str | None:
     return v.isoformat() if hasattr(v, "isoformat") else str(v)
 
 
-def _item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
+def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
     """An evidence-pool item from a `fetch_messages` row."""
     return {"message_id": r["message_id"], "episode_id": r.get("episode_id"), "chat_id": r["chat_id"],
             "ts": _iso(r.get("ts")), "author": r.get("author"),
@@ -69,7 +69,7 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                 for r in fetch_messages(ctx.pointer, intent.ids):
                     if r["message_id"] not in pool:
                         new.append(r["message_id"])
-                    pool[r["message_id"]] = _item_from_row(r, 1.0, rnd, "recall")
+                    pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "recall")
             elif intent.tool == "get_fact":
                 f = load_facts(ctx.published_dir).get(str(intent.fact_id))
                 if f is None:
@@ -80,7 +80,7 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                     for r in fetch_messages(ctx.pointer, ev):
                         if r["message_id"] not in pool:
                             new.append(r["message_id"])
-                        pool[r["message_id"]] = _item_from_row(r, 1.0, rnd, "fact")
+                        pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "fact")
         except Exception as exc:  # noqa: BLE001 - a failed recall is reported, the turn goes on
             error = f"{type(exc).__name__}: {exc}"[:300]
         args = ", ".join(f"{k}={v!r}" for k, v in (call.get("arguments") or {}).items())

@@ -20,7 +20,7 @@ from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.display import emojize
 from truffle_assets.runtime.published import fetch_messages
-from truffle_assets.runtime.recall import _item_from_row
+from truffle_assets.runtime.recall import item_from_row
 from truffle_assets_tests.index.memory_fixtures import shared_embedder
 from truffle_assets_tests.runtime.conftest import context_message
 
@@ -116,7 +116,7 @@ def test_prompt_shows_the_message_as_written_never_the_card(published, llm, tmp_
 def test_recalled_messages_are_shown_as_written(published):
     """`get_messages` / `get_fact` evidence goes through `fetch_messages` rows, not retrieval."""
     row = fetch_messages(published / "latest.json", [_plan_id()])[0]
-    _, author, text = evidence_line(_item_from_row(row, 1.0, 1, "recall"))
+    _, author, text = evidence_line(item_from_row(row, 1.0, 1, "recall"))
     assert (author, text) == ("Priya", _expected_shown().replace("\n", " / "))
 
 
