@@ -115,8 +115,9 @@ def _cut(e: _Entry, line: str) -> _Entry | None:
 def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[str, float] | None = None
                      ) -> list[_Entry]:
     """Fact lines with their priority: facts a recall asked for, then the profile's facts by `relevance`
-    to the question (id -> cosine; current and past facts compete alike, a past one a little below an
-    equally close current one), or without it by confidence with past facts below the people."""
+    to the question (id -> cosine; past facts only if the map has them, i.e. the question is about the
+    past, a little below an equally close current one), or without it by confidence with past facts
+    below the people."""
     out: list[_Entry] = []
     for i, f in enumerate(facts):  # asked for by get_fact: kept first
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
@@ -139,6 +140,8 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
         line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
         out.append(_Entry((0, 0.5, -k), (1, n + k), line))
     for j, p in enumerate(profile.get("previously") or []):
+        if relevance and str(p.get("id")) not in relevance:
+            continue  # ranked by the question, and the question is not about the past
         line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {p.get('id')})"
         prio = (1, relevance.get(str(p.get("id")), 0.0) - 0.05, -j) if relevance else (0, 0.0, -j)
         out.append(_Entry(prio, (2, j), line, ref="previously", fact=str(p.get("id"))))

@@ -251,6 +251,11 @@ def test_the_questions_own_facts_are_kept_over_more_confident_ones(qwen_tokens, 
     # the past employer is shown as past, under its own header, after the current facts
     assert ctx.index("Works at: Northwind") < ctx.index(text("profile_previously")) < ctx.index("Works at: Zentrix")
     assert out["dropped"]["profile"] > 0 and out["tokens"]["profile"] <= 60
+    # a question not about the past is ranked without the past facts, and none is shown
+    present = {k: v for k, v in relevance.items() if k not in ("w0", "p0")}
+    out, _ = _compose(_state(profile=profile, profile_relevance=present), qwen_tokens, tmp_path, profile=200)
+    assert "Works at: Northwind" in _context(out) and text("profile_previously") not in _context(out)
+    assert "w0" not in out["profile_shown"]
 
 
 def test_profile_by_question_is_opt_in_through_the_environment(monkeypatch):
