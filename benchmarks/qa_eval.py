@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
 from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
-from truffle_assets.evals.qa import (Question, ask_endpoint, key_matches, natural_questions,  # noqa: E402
+from truffle_assets.evals.qa import (Question, ask_endpoint, natural_questions, states_key,  # noqa: E402
                                     runtime_fingerprint, spread, summarize_rows, synthetic_questions)
 
 QA_WORK = WORK / "qa"
@@ -160,14 +160,14 @@ def show(summary: dict, other_label: str, out: Path) -> None:
 
 
 def _correct(r: dict) -> bool:
-    """A recorded answer's correctness by today's `key_matches` (questions with keys; others as recorded)."""
+    """A recorded answer's correctness by today's `states_key` (questions with keys; others as recorded)."""
     if r["keys"] and r["kind"] not in ("none", "secret", "yesno") and not r["fallback"]:
-        return any(key_matches(k, r["answer"]) for k in r["keys"])
+        return any(states_key(r["question"], k, r["answer"]) for k in r["keys"])
     return r["correct"]
 
 
 def rescore(path: Path) -> int:
-    """A results file's answers scored again by today's `key_matches` (correctness of the questions
+    """A results file's answers scored again by today's `states_key` (correctness of the questions
     with keys; citation precision stays as recorded: the cited texts are not in the file)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     changed = 0

@@ -9,7 +9,8 @@ Questions come from two places, and neither is written from the answers' wording
   keys are cut mechanically from the annotated answer (`answer_keys`).
 
 Scoring (`score_answer`) is normalized matching: an answer is correct when it holds at least 60 %
-of a key's content words (every word of a short key), states the right polarity for a yes/no
+of a key's content words (every word of a short key; a name the answer gives the user, "I am
+Ishita.", does not answer who the spouse is), states the right polarity for a yes/no
 question, or says the memory does not hold it where nothing was planted. A citation is precise
 when the cited message is one the annotations name for the fact or its text holds the key.
 """
@@ -32,6 +33,10 @@ NEGATION = re.compile(r"\b(?:no|not|never|don't|doesn't|didn't|can't|cannot|isn'
 STOP = {"a", "an", "the", "at", "in", "on", "of", "to", "for", "and", "or", "my", "your", "is", "was", "with",
         "from", "since", "as", "by", "be"}
 _WORD = re.compile(r"[a-z0-9+]+")
+# "I am Ishita." holds the key of "Who am I married to?" but names the user, not the spouse: a name
+# right after "I am" / "you are" / "my name is" does not answer a question about someone else.
+_SELF_NAMED = re.compile(r"\b(?i:i am|i'm|you are|you're|(?:my|your) name is)\s+(?:[A-Z][\w'’-]*\s?){1,3}")
+_ABOUT_SELF = re.compile(r"\bwho am i\s*\W*$|\b(?:my (?:full |first |last )?name|what am i called)\b", re.I)
 
 
 def words(s: str) -> list[str]:
@@ -50,6 +55,14 @@ def key_matches(key: str, text: str) -> bool:
         return False
     hits = sum(w in have for w in need)
     return hits == len(need) if len(need) <= 2 else hits / len(need) >= 0.6
+
+
+def states_key(question: str, key: str, body: str) -> bool:
+    """`key_matches` on the answer, not counting a name the answer gives the user themself, unless the
+    question asks who the user is."""
+    if not _ABOUT_SELF.search(question or ""):
+        body = _SELF_NAMED.sub(" ", body or "")
+    return key_matches(key, body)
 
 
 @dataclass
@@ -320,7 +333,7 @@ def score_answer(q: Question, body: str, citations: list[str], cited_texts: dict
         neg = bool(NEGATION.search(body.split(".")[0] if body else ""))
         correct = (q.polarity == "no") == neg and not says_absent(body)
     else:
-        correct = any(key_matches(k, body) for k in q.keys)
+        correct = any(states_key(q.question, k, body) for k in q.keys)
     precise = [c for c in citations if c in q.evidence or any(key_matches(k, cited_texts.get(c, "")) for k in q.keys)]
     claims = bool(body.strip()) and not says_absent(body) and not refused and not fallback
     unsupported = claims and ((not q.answerable and q.kind != "secret") or (q.answerable and not citations))

@@ -7,7 +7,7 @@ import pydantic
 import pytest
 
 from truffle_assets.evals.qa import (Question, answer_keys, ask_endpoint, key_matches, load_natural, natural_questions,
-                                     score_answer, spread, synthetic_questions)
+                                     score_answer, spread, states_key, synthetic_questions)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = {"seed": 7, "facts": [
@@ -29,6 +29,17 @@ def test_keys_match_on_content_words():
     assert not key_matches("3 days a week", "You go to the office 5 days a week.")
     assert not key_matches("16 August 2022", "You started at Swiggy on 14 August 2022.")
     assert key_matches("3 days a week", "three days? no: 3 days each week")
+
+
+def test_a_name_given_to_the_user_does_not_answer_who_someone_else_is():
+    # the 0.5B model answered "Who am I married to?" with "I am Ishita.": the key, but as the user's name
+    assert not states_key("Who am I married to?", "Ishita", "I am Ishita.")
+    assert not states_key("What is my dog called?", "Laddoo", "You are Laddoo [msg:ab].")
+    assert states_key("Who am I married to?", "Ishita", "You are married to Ishita [msg:ab].")
+    assert states_key("What am I allergic to?", "cashews", "You are allergic to cashews.")
+    assert states_key("What is my full name?", "Varun Khanna", "You are Varun Khanna.")  # asked who the user is
+    assert states_key("Who am I?", "Varun", "You are Varun, 28, from Delhi.")
+    assert states_key("Who am I married to?", "Ishita", "I am Ishita's husband: you married Ishita in 2021.")
 
 
 def test_keys_are_cut_from_annotated_answers():
