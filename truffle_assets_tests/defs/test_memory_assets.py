@@ -100,7 +100,7 @@ def test_duckdb_tables_are_populated_and_ids_consistent(world):
                             OR NOT list_has_all(e.message_ids, s.evidence_message_ids)""") == 0
     assert scalar(db, """SELECT count(*) FROM episodes e LEFT JOIN summaries s ON s.episode_id = e.id AND s.tier = 'A'
                          WHERE s.episode_id IS NULL""") == 0
-    assert scalar(db, f"SELECT count(*) FROM rollups WHERE chat_id = ?", [CHAT]) > 0
+    assert scalar(db, "SELECT count(*) FROM rollups WHERE chat_id = ?", [CHAT]) > 0
     # facts: at least the planted "lives in" claim, every claim and fact backed by stored messages
     assert scalar(db, "SELECT count(*) FROM fact_claims") > 0 and scalar(db, "SELECT count(*) FROM facts") > 0
     assert scalar(db, "SELECT count(*) FROM fact_claims c LEFT JOIN messages m ON m.id = c.message_id WHERE m.id IS NULL") == 0

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import uuid
 from datetime import date
-from pathlib import Path
 
 import dagster as dg
 import duckdb

@@ -196,7 +196,7 @@ def test_cli_logging_saves_the_choice_for_every_command(memory, tmp_path, llm, q
         args = p.parse_args(["logging", *argv, "--store", str(store)])
         return args.func(args), capsys.readouterr().out
 
-    assert logging() == (0, f"Not keeping transcripts or ratings.\n  nothing saved yet: off until turned on\n")
+    assert logging() == (0, "Not keeping transcripts or ratings.\n  nothing saved yet: off until turned on\n")
     code, out = logging("on", "--no-content", "--days", "30")
     assert code == 0 and out.startswith("Keeping transcripts (without their text) and ratings for 30 days.\n")
     assert f"saved in {store / 'settings.json'}" in out
