@@ -4,6 +4,7 @@
     .venv/bin/python -m benchmarks.qa_eval --tuned data/models/runs/<run>/gguf/model-q8_0.gguf
     .venv/bin/python -m benchmarks.qa_eval --base-url https://openrouter.ai/api/v1 --model qwen/qwen3-30b-a3b-instruct-2507
     .venv/bin/python -m benchmarks.qa_eval --limit 10               # a quick look
+    .venv/bin/python -m benchmarks.qa_eval --sets dev2 --profile-by-question   # an opt-in runtime option, dev2
 
 Two memories, both built through the pipeline once (`ingest_all`, ephemeral Dagster instance):
 * the synthetic corpus of seed 7 (60K tokens, 10 chats; `evals.qa_memory`, the eval gate's QA
@@ -59,14 +60,15 @@ def _printer(where: str):
 
 
 def run_model(label: str, endpoint: dict, sets: list[tuple[str, Path, list[Question], str, list[str]]],
-              store: Path, budget: dict[str, int] | None = None) -> list[dict]:
+              store: Path, budget: dict[str, int] | None = None, options: dict | None = None) -> list[dict]:
     rows: list[dict] = []
     for name, data, questions, today, secrets in sets:
         def announce(svc, name=name):
             print(f"{label} on {name}: {svc.model} ({endpoint.get('gguf') or endpoint.get('base_url')}), "
                   f"budget {svc.config.budget.model_dump()}", flush=True)
         rows += ask_endpoint(endpoint, data / "published", store / label / name, questions, today, secrets,
-                             progress=_printer(f"{label}/{name}"), announce=announce, budget=budget)
+                             progress=_printer(f"{label}/{name}"), announce=announce, budget=budget,
+                             options=options)
     return rows
 
 
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--api-key", default=None)
     ap.add_argument("--budget", nargs="+", default=[], metavar="SECTION=TOKENS",
                     help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
+    ap.add_argument("--profile-by-question", action="store_true",
+                    help="both models with RuntimeConfig.profile_by_question on (off by default in the product)")
     ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", *ANNOTATED],
@@ -96,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
-    runtime = runtime_fingerprint()
+    options = {"profile_by_question": True} if args.profile_by_question else {}
+    # the runtime's code, and any option that changes its prompts: answers are alike only when both are
+    runtime = runtime_fingerprint() + "".join(f"+{k}" for k in sorted(options))
     if args.base_from:  # checked before any memory is built
         earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
         if earlier.get("runtime") != runtime:  # other prompts or another memory: not the same answers
@@ -131,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{args.base_from} asked the base other questions than this run would")
         base = earlier["models"]["base"] | {"answers_from": str(args.base_from)}
         results = {"base": [r | {"correct": _correct(r)} for r in earlier["rows"]["base"]],
-                   other_label: run_model(other_label, other, sets, store, budget)}
+                   other_label: run_model(other_label, other, sets, store, budget, options)}
     else:
-        results = {"base": run_model("base", base, sets, store),
-                   other_label: run_model(other_label, other, sets, store, budget)}
+        results = {"base": run_model("base", base, sets, store, options=options),
+                   other_label: run_model(other_label, other, sets, store, budget, options)}
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
     models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}

@@ -440,17 +440,19 @@ def runtime_fingerprint() -> str:
 
 def ask_endpoint(endpoint: dict[str, Any], published_dir: str | Path, store_dir: str | Path,
                  questions: list[Question], today: str, secrets: list[str] = (), progress=None,
-                 announce=None, budget: dict[str, int] | None = None) -> list[dict[str, Any]]:
+                 announce=None, budget: dict[str, int] | None = None,
+                 options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """`ask_questions` through `open_service` on `endpoint` (`EndpointConfig` fields: a `gguf` for an
     embedded llama.cpp server with the embedded budget and sampling, or a `base_url`); `budget`
     lowers sections of the prompt budget (an embedded server keeps the smaller of it and its own);
-    `announce(svc)` is called once the service is up."""
+    `options` are other `RuntimeConfig` fields (`profile_by_question`); `announce(svc)` is called
+    once the service is up."""
     from truffle_assets.runtime.config import Budget, EndpointConfig, RuntimeConfig
     from truffle_assets.runtime.service import open_service
 
     cfg = RuntimeConfig(published_dir=Path(published_dir), store_dir=Path(store_dir),
                         endpoint=EndpointConfig(**endpoint), transcripts=False,
-                        budget=Budget(**(budget or {})))
+                        budget=Budget(**(budget or {})), **(options or {}))
     with open_service(cfg) as svc:
         if announce is not None:
             announce(svc)
