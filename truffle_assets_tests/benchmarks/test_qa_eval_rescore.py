@@ -27,6 +27,17 @@ def test_rescore_applies_todays_number_rule(tmp_path, capsys):
     assert json.loads(results.read_text())["rows"]["base"][0]["correct"] is True  # the file is left as it was
 
 
+def test_rescore_does_not_count_a_name_given_to_the_user(tmp_path, capsys):
+    rows = [_row("Who am I married to?", "current", ["Ishita"], "I am Ishita.", True),
+            _row("Who is my wife?", "current", ["Ishita"], "You are married to Ishita [msg:ab12].", True)]
+    results = tmp_path / "qa.json"
+    results.write_text(json.dumps({"models": {}, "summary": {}, "rows": {"base": rows, "tuned": rows}}))
+    assert qa_eval(["--rescore", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "2 answers scored differently today" in out
+    assert out.strip().splitlines()[-1].startswith("qa_accuracy_base=0.500 qa_accuracy=0.500 ")
+
+
 def test_base_answers_from_another_runtime_are_refused(tmp_path, capsys, monkeypatch):
     """`--base-from` reuses the base's answers only when they went through today's runtime and a
     memory built by today's extractor: otherwise the base and the tuned model read different prompts."""
@@ -43,6 +54,11 @@ def test_base_answers_from_another_runtime_are_refused(tmp_path, capsys, monkeyp
         qa_eval(["--base-from", str(earlier), "--tuned", str(tmp_path / "m.gguf"), "--work", str(tmp_path)])
     assert "ask the base again" in capsys.readouterr().err
     assert not (tmp_path / "stores").exists()  # refused before any memory was built or model asked
+    monkeypatch.undo()
+    with pytest.raises(SystemExit):  # asked without the opt-in profile option: other prompts than with it
+        qa_eval(["--base-from", str(earlier), "--profile-by-question", "--tuned", str(tmp_path / "m.gguf"),
+                 "--work", str(tmp_path)])
+    assert "+profile_by_question: ask the base again" in capsys.readouterr().err
     earlier.write_text(json.dumps({"models": {"base": {}}, "summary": {}, "rows": {"base": []}}))
     with pytest.raises(SystemExit):  # a results file from before runtimes were recorded
         qa_eval(["--base-from", str(earlier), "--tuned", str(tmp_path / "m.gguf"), "--work", str(tmp_path)])
