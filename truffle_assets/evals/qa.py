@@ -35,7 +35,8 @@ STOP = {"a", "an", "the", "at", "in", "on", "of", "to", "for", "and", "or", "my"
 _WORD = re.compile(r"[a-z0-9+]+")
 # "I am Ishita." holds the key of "Who am I married to?" but names the user, not the spouse: a name
 # right after "I am" / "you are" / "my name is" does not answer a question about someone else.
-_SELF_NAMED = re.compile(r"\b(?i:i am|i'm|you are|you're|(?:my|your) name is)\s+(?:[A-Z][\w'’-]*\s?){1,3}")
+# ("You are Ishita's husband" does answer it: a possessive name is not the user's.)
+_SELF_NAMED = re.compile(r"\b(?i:i am|i'm|you are|you're|(?:my|your) name is)\s+(?:[A-Z][\w-]*+(?!['’]s\b)\s?){1,3}")
 _ABOUT_SELF = re.compile(r"\bwho am i\s*\W*$|\b(?:my (?:full |first |last )?name|what am i called)\b", re.I)
 
 

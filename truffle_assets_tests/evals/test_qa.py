@@ -39,7 +39,7 @@ def test_a_name_given_to_the_user_does_not_answer_who_someone_else_is():
     assert states_key("What am I allergic to?", "cashews", "You are allergic to cashews.")
     assert states_key("What is my full name?", "Varun Khanna", "You are Varun Khanna.")  # asked who the user is
     assert states_key("Who am I?", "Varun", "You are Varun, 28, from Delhi.")
-    assert states_key("Who am I married to?", "Ishita", "I am Ishita's husband: you married Ishita in 2021.")
+    assert states_key("Who am I married to?", "Ishita", "You are Ishita's husband [msg:ab].")
 
 
 def test_keys_are_cut_from_annotated_answers():
