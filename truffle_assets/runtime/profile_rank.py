@@ -31,14 +31,13 @@ def asks_about_past(question: str) -> bool:
     return bool(_PAST.search(question or ""))
 
 
-def fact_lines(profile: dict | None, past: bool = True) -> list[tuple[str, str]]:
-    """(fact id, "text (category)") for every current fact of a published profile, and past ones if `past`."""
+def fact_lines(profile: dict | None) -> list[tuple[str, str]]:
+    """(fact id, "text (category)") for every current and past fact of a published profile."""
     if not profile:
         return []
     out = [(str(e.get("id")), f"{e.get('text') or ''} ({cat})")
            for cat, entries in (profile.get("facts") or {}).items() for e in entries or []]
-    if past:
-        out += [(str(p.get("id")), str(p.get("text") or "")) for p in profile.get("previously") or []]
+    out += [(str(p.get("id")), str(p.get("text") or "")) for p in profile.get("previously") or []]
     return [(i, t) for i, t in out if t.strip()]
 
 
@@ -60,5 +59,5 @@ def relevance(profile: dict | None, question: str, embedder) -> dict[str, float]
                 _CACHE.popitem(last=False)
     ids, vectors = hit
     scores = vectors @ embedder.encode_query(question)
-    wanted = {i for i, _ in fact_lines(profile, past=asks_about_past(question))}
-    return {i: round(float(s), 4) for i, s in zip(ids, scores) if i in wanted}
+    past = set() if asks_about_past(question) else {str(p.get("id")) for p in profile.get("previously") or []}
+    return {i: round(float(s), 4) for i, s in zip(ids, scores) if i not in past}
