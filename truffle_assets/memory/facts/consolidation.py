@@ -237,8 +237,12 @@ def _close_with_employer(clusters: list[_Cluster]) -> None:
         if k.predicate not in _WITH_EMPLOYER or k.valid_to is not None:
             continue
         said = min(c["ts"] for c in k.claims).date()
+        # a title that names its employer belongs to that one: "senior data engineer at Northwind", said
+        # with the offer while still at Zentrix, does not end when Zentrix does
+        at = re.search(r"\bat\s+(\S.*)$", k.best()["value"])
         ended = [e for e in employers if e.subject == k.subject and said < e.valid_to
-                 and (e.valid_from is None or e.valid_from <= said)]
+                 and (e.valid_from is None or e.valid_from <= said)
+                 and (at is None or compatible(at.group(1), e.best()["value"]))]
         if ended:
             k.valid_to = min(e.valid_to for e in ended)
 

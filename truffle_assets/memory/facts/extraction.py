@@ -107,6 +107,8 @@ def _build_value(rule: Rule, m: re.Match, said: date) -> tuple[str, str] | None:
         return None
     if rule.predicate == "favourite" and re.search(r"(?i)\b(you|u|him|her|them|it|this|that|ye|woh|yeh)\b", v):
         return None
+    if rule.predicate == "goal":
+        v = _race(v)
     if rule.name == "seekhna":
         v = "learn " + v
     elif rule.name == "saving_for":
@@ -197,7 +199,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-7"
+EXTRACTOR_VERSION = "parse-8"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",
@@ -235,10 +237,17 @@ def _for_parse(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
+def _race(goal: str) -> str:
+    """Runners name the race by its distance alone: "goal for next year is a half"."""
+    return re.sub(r"(?i)^((?:a|the|my\s+first)\s+)?(half|full)$", lambda g: f"{g[1] or 'a '}{g[2]} marathon", goal)
+
+
 def _claim_dicts(claims: list[dict]) -> list[dict]:
     """The readers' claims (`reader.read`, `reader.read_idioms`) as claim rows."""
     out = []
     for c in claims:
+        if c["predicate"] == "goal":
+            c = {**c, "value": _race(c["value"])}
         predicate = ("end:" if c["ending"] else "") + c["predicate"]
         out.append({"predicate": predicate, "value": c["value"],
                     "category": predicate_info(c["predicate"]).category,

@@ -168,7 +168,7 @@ LANGUAGES = {"english", "hindi", "tamil", "telugu", "kannada", "malayalam", "mar
              "spanish", "japanese", "mandarin", "chinese", "korean", "italian", "portuguese", "russian", "arabic",
              "dutch", "bhojpuri", "sindhi", "nepali"}
 SKILL_VERBS = {"swim", "drive", "cook", "code", "dance", "sing", "ride", "skate", "ski", "surf", "knit", "paint",
-               "draw", "play", "speak", "read", "type", "juggle", "whistle"}
+               "draw", "play", "speak", "read", "type", "juggle", "whistle", "bat", "bowl", "climb", "sew", "bake"}
 HABIT_VERBS = {"drink", "smoke", "vape", "meditate", "pray", "fast", "exercise", "run", "jog", "cycle", "swim",
                "walk", "journal", "gym", "workout", "lift", "yoga"}
 DIETS = {"vegetarian": "vegetarian", "veg": "vegetarian", "vegan": "vegan", "eggetarian": "eggetarian",

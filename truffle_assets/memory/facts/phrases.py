@@ -156,6 +156,10 @@ _NOUN_PERSON = re.compile(r"\bI(?:'m|\s+am)\s+(?:a|an)\s+(?:total\s+|complete\s+
 _HIGH = re.compile(r"\b(BP|blood\s+pressure|LDL|cholesterol|sugar|uric\s+acid|TSH)\b[^.!?]{0,40}?\b(borderline\s+high|border|high)\b",
                    re.I)
 _HIGH_NAME = {"bp": "blood pressure", "ldl": "LDL cholesterol", "tsh": "TSH", "sugar": "blood sugar"}
+# a report read out, its verdict in the next sentence: "LDL 168 aaya hai. doctor ne bola borderline high"
+_READING = re.compile(r"\b(LDL|cholesterol|sugar|uric\s+acid|TSH)\s+(?:is\s+|was\s+|came\s+(?:out\s+)?(?:at\s+)?)?\d{2,3}\b", re.I)
+_VERDICT = re.compile(r"\b(borderline\s+high|high)\b(?!\s+(?:nahi|nahin|not)\b)", re.I)
+_KIN = re.compile(r"\b(?:papa|mummy|mom|mum|dad|maa|bhai|didi|dadi|nani|dada|nana|wife|husband|sister|brother)\b", re.I)
 # body weight in first person: "80 kilo hu", "I'm 72 kg now"
 _WEIGHT = re.compile(r"\b(\d{2,3})\s*(?:kg|kgs|kilo|kilos)\s+(?:hu|hoon|hun|ho\s+gaya|ho\s+gayi|now)\b|"
                      r"\bI(?:'m|\s+am)\s+(?:now\s+)?(\d{2,3})\s*(?:kg|kgs|kilo|kilos)\b", re.I)
@@ -334,6 +338,10 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
     if m := _HIGH.search(sentence):
         name = _HIGH_NAME.get(m.group(1).lower(), m.group(1))
         yield "condition", f"{'borderline ' if 'border' in m.group(2).lower() else ''}high {name}", 0.6, "high_reading"
+    elif (m := _READING.search(sentence)) and (v := _VERDICT.search(message)) and not _KIN.search(sentence[:m.start()]) \
+            and not re.search(r"\bnot\s+high\b", message, re.I):
+        name = _HIGH_NAME.get(m.group(1).lower(), m.group(1))
+        yield "condition", f"{'borderline ' if 'border' in v.group(1).lower() else ''}high {name}", 0.55, "high_reading"
     if m := _WEIGHT.search(sentence):
         yield "weight", f"{m.group(1) or m.group(2)} kg", 0.55, "weight"
     if (m := _BLOOD_WORDS.search(sentence)) and re.search(r"\b(?:donor|blood|group)\b", message, re.I):

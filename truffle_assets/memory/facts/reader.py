@@ -659,8 +659,11 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             if not any(m in ("slow", "bad", "terrible") for m in mods):
                 out.add(pred, val, 0.65, "be_doer")
                 return
-        # "I'm a Ludhiana girl": where the person is from
+        # "I'm a Ludhiana girl": where the person is from; "I'm now a Power BI guy" is not (origin does not
+        # begin "now")
         if lemma in ("girl", "boy", "guy", "kid", "lad", "lass") and not neg:
+            if any(spans.lower(g) in ("now", "officially", "finally") for g in v.children if g.dep_ == "advmod"):
+                return
             place = next((g for g in c.children if g.dep_ in ("compound", "amod") and g.pos_ == "PROPN"), None)
             if place is not None and spans.proper_name(place):
                 out.add("hometown", spans.proper_name(place), 0.7, "place_girl")

@@ -259,3 +259,19 @@ def test_leaving_a_job_ends_its_title_team_and_office():
     for pred in ("job", "office"):
         old = f.filter(pl.col("predicate") == pred)
         assert old.height == 1 and old["valid_to"][0] == (t + timedelta(days=300)).date(), pred
+
+
+def test_a_title_named_with_the_next_employer_outlives_the_old_one():
+    """The offer names the new title while the old job still holds: it belongs to the new employer."""
+    t = datetime(2022, 1, 10, 9)
+    df = messages([
+        (USER, "I work at Infosys", t),
+        (USER, "I'm a business analyst at Infosys", t + timedelta(days=1)),
+        (USER, "Offer letter aa gaya! Flipkart mein senior analyst. March se join karunga", t + timedelta(days=280)),
+        (USER, "Last day at Infosys today", t + timedelta(days=300)),
+        (USER, "Joined Flipkart today", t + timedelta(days=310)),
+    ])
+    f = consolidate(extract_claims(df))
+    jobs = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "job").iter_rows(named=True)}
+    assert jobs.get("senior analyst at Flipkart", date.min) is None, jobs  # still the title now
+    assert jobs.get("business analyst") is not None, jobs  # the Infosys one ended

@@ -80,6 +80,9 @@ def got(text: str) -> set[tuple[str, str]]:
     ("I'm a total coffee addict, 4 cups before noon", {("likes", "coffee")}),
     ("sugar thoda high aaya, doctor ne walk bola", {("condition", "high blood sugar")}),
     ("my BP is borderline high, no salt now", {("condition", "borderline high blood pressure")}),
+    # a report read out, its verdict in the next sentence
+    ("report aa gayi. sugar 142. doc ne bola high hai", {("condition", "high blood sugar")}),
+    ("my cholesterol came out at 245. borderline high they said", {("condition", "borderline high cholesterol")}),
     ("76 kilo hu ab, 5 gaya", {("weight", "76 kg")}),
     ("B positive. I donate blood every year", {("blood_group", "B+")}),
     ("aaj 27 ho gayi, cake bhi nahi mila", {("age", "27")}),
@@ -123,6 +126,8 @@ def test_idioms(text, expected):
     "what's your target this year?",  # asked, and of the listener
     "her goal is to crack UPSC",
     "he finally got his licence",
+    "mummy ka sugar 180 tha, high hai",  # a relative's reading
+    "LDL 98. not high at all, relax",
 ])
 def test_idioms_that_are_not_claims(text):
     predicates = {p for p, _ in got(text)}
