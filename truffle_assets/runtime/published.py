@@ -93,6 +93,17 @@ def load_facts(published_dir: str | Path) -> dict[str, dict]:
     return {str(f.get("fact_id") or f.get("id")): f for f in facts if isinstance(f, dict)}
 
 
+def find_fact(facts: dict[str, dict], fact_id: str, prefer: set[str] = frozenset()) -> tuple[str, dict] | None:
+    """The fact a (possibly shortened, as the prompt shows it) id names: the full id first, then the
+    one fact it begins; of several, the one in `prefer` (the profile's), else none."""
+    if fact_id in facts:
+        return fact_id, facts[fact_id]
+    hits = [k for k in facts if fact_id and k.startswith(fact_id)]
+    if len(hits) > 1:
+        hits = [k for k in hits if k in prefer]
+    return (hits[0], facts[hits[0]]) if len(hits) == 1 else None
+
+
 # ---- nodes ------------------------------------------------------------------------------------------
 
 def read_profile(published_dir: str | Path) -> dict | None:

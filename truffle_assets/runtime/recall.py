@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from truffle_assets.runtime.prompts import text
-from truffle_assets.runtime.published import fetch_messages, load_facts
+from truffle_assets.runtime.published import fetch_messages, find_fact, load_facts
 from truffle_assets.runtime.state import MAX_GET_MESSAGES, Context, RecallIntent, State, elapsed_ms
 
 MAX_CALLS_PER_RECALL = 3
@@ -33,6 +33,13 @@ def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
             "ts": _iso(r.get("ts")), "author": r.get("author"),
             "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
             "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
+
+
+def _profile_ids(profile: dict | None) -> set[str]:
+    if not profile:
+        return set()
+    shown = [e for es in (profile.get("facts") or {}).values() for e in es or []] + list(profile.get("previously") or [])
+    return {str(e.get("id")) for e in shown}
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
@@ -71,11 +78,12 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                         new.append(r["message_id"])
                     pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "recall")
             elif intent.tool == "get_fact":
-                f = load_facts(ctx.published_dir).get(str(intent.fact_id))
-                if f is None:
+                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), _profile_ids(state.profile))
+                if found is None:
                     error = f"no fact {intent.fact_id}"
                 else:
-                    facts = [x for x in facts if x.get("fact_id") != intent.fact_id] + [{**f, "fact_id": intent.fact_id}]
+                    fid, f = found
+                    facts = [x for x in facts if x.get("fact_id") != fid] + [{**f, "fact_id": fid}]
                     ev = [str(m) for m in (f.get("evidence_message_ids") or [])][:MAX_GET_MESSAGES]
                     for r in fetch_messages(ctx.pointer, ev):
                         if r["message_id"] not in pool:

@@ -267,3 +267,28 @@ def test_profile_by_question_is_opt_in_through_the_environment(monkeypatch):
     assert RuntimeConfig.from_env().profile_by_question is True
     monkeypatch.setenv("TRUFFLE_PROFILE_BY_QUESTION", "0")
     assert RuntimeConfig.from_env().profile_by_question is False
+
+
+def test_profile_lines_show_a_short_fact_id(qwen_tokens, tmp_path):
+    """A published fact id (20 hex digits, ~20 tokens) costs more than its fact: the prompt shows its
+    first digits, so the same budget holds more facts, and `get_fact` resolves what was shown."""
+    long_ids = {"version": 3, "n_facts": 20, "previously": [],
+                "facts": {"work": [{"id": f"{i:02d}3f9c1d0e8b7a6f5e4d3c", "text": f"Team: squad {i}",
+                                    "confidence": 1 - i / 100} for i in range(20)]}}
+    out, _ = _compose(_state(profile=long_ids), qwen_tokens, tmp_path, profile=250)
+    ctx = _context(out)
+    assert "- Team: squad 0 (work, fact 003f9c)" in ctx and "003f9c1d" not in ctx
+    shown = 20 - out["dropped"]["profile"]
+    full = sum(qwen_tokens.count(f"- Team: squad {i} (work, fact {i:02d}3f9c1d0e8b7a6f5e4d3c)") + 1 for i in range(20))
+    assert shown > 250 // (full / 20) + 2  # more lines than whole ids would leave room for
+
+
+def test_get_fact_resolves_the_shown_id():
+    from truffle_assets.runtime.published import find_fact
+
+    facts = {"ab12cd0000": {"t": 1}, "ab12cd9999": {"t": 2}, "ff00110000": {"t": 3}}
+    assert find_fact(facts, "ff00110000") == ("ff00110000", {"t": 3})  # the full id
+    assert find_fact(facts, "ff0011") == ("ff00110000", {"t": 3})  # the shown prefix
+    assert find_fact(facts, "ab12cd") is None  # two facts begin so, neither in the profile
+    assert find_fact(facts, "ab12cd", prefer={"ab12cd9999"}) == ("ab12cd9999", {"t": 2})
+    assert find_fact(facts, "") is None and find_fact(facts, "zz") is None
