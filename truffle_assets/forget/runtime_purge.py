@@ -38,6 +38,7 @@ from truffle_assets.feedback.turns import STREAMS, StoreError
 from truffle_assets.files import atomic_write, write_json_atomic
 
 MIN_QUOTE_CHARS = 12
+SHOWN_ID = 6  # = runtime.context.SHOWN_ID (not imported: this module stays free of the runtime's graph)
 LEDGER = "forgotten.json"
 LOCK_WAIT_S = 60.0  # a trace write holds the log lock for milliseconds; a forget can wait for it
 _SCAN_ABOVE = 64  # more needles than this: one pass over the text instead of one search per needle
@@ -92,7 +93,9 @@ class _Matcher:
 
     @classmethod
     def of(cls, f: Forgotten, extra_ids: Iterable[str] = ()) -> _Matcher:
-        return cls([*f.message_ids, *f.fact_ids, *extra_ids], [*f.texts, *f.fact_texts])
+        # a prompt shows a fact by its id's first digits ("(work, fact 2004de, since …)"): match that too
+        shown = [f"fact {i[:SHOWN_ID]}" for i in f.fact_ids if i]
+        return cls([*f.message_ids, *f.fact_ids, *shown, *extra_ids], [*f.texts, *f.fact_texts])
 
     def __bool__(self) -> bool:
         return bool(self.words or self.other_ids or self.needles)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 import os
 import shutil
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import pytest
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.defs.training.assets import dpo_dataset, sft_dataset
 from truffle_assets.feedback.turns import StoreError, append_feedback, read_store, write_turn
-from truffle_assets.forget.runtime_purge import (LEDGER, MIN_QUOTE_CHARS, Forgotten, _Matcher, find_turns,
+from truffle_assets.forget.runtime_purge import (LEDGER, MIN_QUOTE_CHARS, SHOWN_ID, Forgotten, _Matcher, find_turns,
                                                   forgotten_turns, purge_datasets, purge_runtime)
 from truffle_assets.retrieval import RetrievalLog, retrieve
 from truffle_assets.runtime import ChatService, RuntimeConfig
@@ -209,17 +210,21 @@ def test_purge_removes_citing_and_quoting_turns_everywhere(base, tmp_path):
     assert _snapshot(s.root) == snap
 
 
-def test_each_link_alone_is_enough(base):
+def test_each_link_alone_is_enough(base, memory):  # noqa: F811
     # read only: which turns each kind of link reaches
     by_id = Forgotten(message_ids={base.m_a}, texts=[])
     assert find_turns(base.runtime, by_id) == {base.a, base.a_reroll}
     by_quote = Forgotten(message_ids=set(), texts=[base.text_b])  # the question quoted it in capitals
     assert find_turns(base.runtime, by_quote) == {base.b}
     assert find_turns(base.runtime, Forgotten(set(), [base.text_b[:MIN_QUOTE_CHARS - 1]])) == set()
-    # a fact shown in the context block as "(…, fact <id>)": the turns whose prompt carried it
+    # a fact shown in the context block as "(…, fact <its id's first digits>)": the turns whose prompt carried it
     content = {t.turn_id: json.dumps(t.messages) for t in read_store(base.runtime).turns if t.messages}
-    fid = next(w.split(",")[0] for w in content[base.c].split("fact ")[1:] if len(w.split(",")[0]) == 20)
-    assert find_turns(base.runtime, Forgotten(set(), [], fact_ids={fid})) == {t for t, c in content.items() if fid in c}
+    shown = re.search(r"fact ([0-9a-f]{%d})[,)]" % SHOWN_ID, content[base.c]).group(1)
+    fid = next(f["fact_id"] for f in json.loads((memory / "facts.json").read_text())["facts"]
+               if f["fact_id"].startswith(shown))
+    assert len(shown) == SHOWN_ID < len(fid)
+    carried = {t for t, c in content.items() if f"fact {shown}" in c}
+    assert base.c in carried and find_turns(base.runtime, Forgotten(set(), [], fact_ids={fid})) == carried
     assert find_turns(base.runtime, Forgotten(set(), [])) == set()
 
 
