@@ -15,6 +15,8 @@ from datetime import date, datetime
 
 import polars as pl
 
+from truffle_assets.memory.facts.lexicon import predicate_info
+from truffle_assets.memory.facts.render import fact_text as render_fact_text
 from truffle_assets.memory.facts.schema import FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, ended_predicate, stable_id
 from truffle_assets.memory.facts.values import compatible, normalize_value, value_tokens
 
@@ -69,6 +71,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=FACT_SCHEMA)
     # at one instant an ending goes first: "moved from Chennai to Bangalore" ends Chennai, then starts Bangalore
     rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], ended_predicate(c["predicate"]) is None, c["id"]))
+    rows = _name_new_jobs(rows)
     # A generic "favourite" whose value is also a typed favourite (e.g. favourite_sport) joins it.
     typed: dict[tuple[str, str], str] = {}
     for c in rows:
@@ -97,6 +100,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
             clusters.extend(_coexisting(subject, predicate, cs))
 
     _close_goals(clusters)
+    _close_offers(clusters)
     _close_with_employer(clusters)
     _drop_home_trips(clusters)
     return _to_frame(clusters)
@@ -105,6 +109,31 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
 # An ending and the next value within this many days are one change ("handed in my notice" in June,
 # "first day at Razorpay" in July): the ended fact's superseded_by names the new one.
 _LINK_DAYS = 120
+
+
+def _name_new_jobs(rows: list[dict]) -> list[dict]:
+    """A first day at a company the message does not name is at the one the user's latest offer came
+    from (within `_LINK_DAYS`, and no other employer started in between): "I took the Tata Projects
+    offer", then "Yes, first day, Senior Planning Engineer". It then says both that they started there
+    and work there; without such an offer it says nothing the memory can hold, and is left out."""
+    out: list[dict] = []
+    for c in rows:  # in time order: the offers before `c` are in `out`
+        if c["predicate"] != "started_unnamed_job":
+            out.append(c)
+            continue
+        offers = [o for o in out if o["subject"] == c["subject"] and o["predicate"] == "offer"
+                  and 0 <= (c["ts"] - o["ts"]).days <= _LINK_DAYS]
+        if not offers:
+            continue
+        offer = offers[-1]
+        if any(o["subject"] == c["subject"] and o["predicate"] == "employer" and o["ts"] > offer["ts"]
+               and not compatible(o["value"], offer["value"]) for o in out):
+            continue
+        for predicate in ("started_job", "employer"):
+            out.append({**c, "id": stable_id(c["id"], predicate), "predicate": predicate, "value": offer["value"],
+                        "category": predicate_info(predicate).category,
+                        "fact_text": render_fact_text(predicate, offer["value"])})
+    return out
 
 
 def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
@@ -223,6 +252,19 @@ def _close_goals(clusters: list[_Cluster]) -> None:
             if obj <= value_tokens(d.best()["value"]) and d.claims[0]["ts"] > g.claims[0]["ts"]:
                 g.valid_to = d.claims[0]["ts"].date()
                 g.superseded_by = d
+                break
+
+
+def _close_offers(clusters: list[_Cluster]) -> None:
+    """An offer ends when the user starts working there: it became the job."""
+    jobs = [k for k in clusters if k.predicate == "employer" and k.valid_from is not None]
+    for o in clusters:
+        if o.predicate != "offer" or o.valid_to is not None:
+            continue
+        made = min(c["ts"] for c in o.claims).date()
+        for j in sorted(jobs, key=lambda k: k.valid_from):
+            if j.subject == o.subject and j.valid_from >= made and j.holds(o.best()["value"]):
+                o.valid_to, o.superseded_by = j.valid_from, j
                 break
 
 

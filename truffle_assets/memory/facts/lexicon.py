@@ -85,6 +85,7 @@ PREDICATES: dict[str, Predicate] = {
     "trip": Predicate("event", "Trip"),
     "moved": Predicate("event", "Moved to"),
     "started_job": Predicate("event", "Started at"),
+    "started_unnamed_job": Predicate("event", "Started"),  # consolidation names the company, or drops it
     "left_job": Predicate("event", "Left"),
     "engaged": Predicate("event", "Engaged"),
 }

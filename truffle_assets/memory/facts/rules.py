@@ -164,6 +164,14 @@ RULES: list[Rule] = [
        "left_job", "event", 0.8, value="org", template="{s} left {v}.", scope="message"),
     _r("last_day_at", rf"(?i:\blast\s+day\s+at)\s+{ORG}", "left_job", "event", 0.8, value="org", template="{s} left {v}."),
     _r("first_day", rf"(?i:\bfirst\s+day\s+at)\s+{ORG}", "started_job", "event", 0.8, value="org", template="{s} started at {v}."),
+    # a first day at a job whose company the message does not name ("Yes, first day, Senior Planning
+    # Engineer on the airport package"): consolidation names it from the offer the user had before
+    _r("first_day_unnamed", rf"(?i:(?:\bfirst\s+day\b(?!\s+(?:at|of|in|back|out|off|tomorrow)\b)(?=[^\n]*?\b(?:{ROLE_NOUN}|new\s+(?:job|role|office|company|team)|joining)\b)"
+       r"|\bfirst\s+day\s+at\s+(?:the\s+|my\s+)?new\s+(?:job|office|company|workplace)\b|\bi\s+joined\s+today\b"
+       r"|\b(?:office|job|naukri|company)\s+(?:ka|me|mein)\s+pehla\s+din\b|\bpehla\s+din\s+(?:office|job)\b)(?![^\n]*?\b(?:tomorrow|kal\s+se|next\s+week)\b))",
+       "started_unnamed_job", "event", 0.7, value="const", const="a new job", template="{s} started a new job.", scope="message"),
+    _r("took_offer", rf"(?i:\b(?:took|accepted|taking|accepting)\s+(?:the|their)\s+){ORG}\s+(?i:offer)\b", "offer", "other", 0.65,
+       value="org", template="{s} has an offer from {v}."),
     _r("joined_org", rf"(?i:\bi\s+(?:just\s+|finally\s+)?joined|\bi'?ve\s+joined|\bi\s+have\s+joined)\s+{ORG}\b(?!\s+(?i:group|chat|call|meeting))",
        "started_job", "event", 0.7, value="org", template="{s} started at {v}."),
     _r("completed", r"(?i:\b(?:finished|completed|ran|did|cleared|passed)\s+my\s+)(?P<v>(?i:first\s+)[^\n.!?,]{2,40}?|[^\n.!?,]{0,30}?(?i:marathon|half\s+marathon|10k|5k|race|trek|triathlon|course|degree|thesis|certification|exam|ultra))(?=\s*(?i:today|yesterday|this\s+morning|[.!?,]|$))",
@@ -206,6 +214,7 @@ _TRIGGERS = {
     "my_pet": r"dog|pup|cat|kitten|pet", "moved_to_ev": r"moved|shifted|relocated",
     "shift_ev": r"shift", "trip": r"trip|vacation|holiday",
     "years_last_day": r"last day", "last_day_at": r"last day", "first_day": r"first day", "joined_org": r"joined",
+    "first_day_unnamed": r"first day|joined today|pehla din", "took_offer": r"offer",
     "completed": r"finished|completed|ran|did|cleared|passed", "engaged_and_i": r"engaged", "engaged_to": r"engaged",
     "we_engaged": r"engage|sagai", "goal_is": r"goal|resolution|aim|dream", "want_learn": r"learn|become|master|study",
     "seekhna": r"seekh", "saving_for": r"saving", "training_for": r"training",

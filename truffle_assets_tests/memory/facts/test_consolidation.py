@@ -275,3 +275,28 @@ def test_a_title_named_with_the_next_employer_outlives_the_old_one():
     jobs = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "job").iter_rows(named=True)}
     assert jobs.get("senior analyst at Flipkart", date.min) is None, jobs  # still the title now
     assert jobs.get("business analyst") is not None, jobs  # the Infosys one ended
+
+
+def test_a_first_day_without_a_company_is_at_the_accepted_offer():
+    """The company is named with the offer and not on the first day; an offer accepted long before, or
+    none at all, names nothing."""
+    t = datetime(2022, 1, 10, 9)
+    df = messages([
+        (USER, "I work at Wipro", t),
+        (USER, "Accepted the Deloitte offer 🎉", t + timedelta(days=200)),
+        (USER, "Handed in my notice today", t + timedelta(days=210)),
+        (USER, "first day done! I'm a consultant now, the new office is huge", t + timedelta(days=240)),
+    ])
+    f = consolidate(extract_claims(df))
+    emp = {r["value"]: r for r in f.filter(pl.col("predicate") == "employer").iter_rows(named=True)}
+    assert set(emp) == {"Wipro", "Deloitte"}, emp
+    assert emp["Deloitte"]["valid_to"] is None and emp["Deloitte"]["valid_from"] == (t + timedelta(days=240)).date()
+    assert emp["Deloitte"]["evidence_message_ids"] == ["m3"]  # the first day, not the offer
+    assert emp["Wipro"]["superseded_by"] == emp["Deloitte"]["id"]
+    offer = f.filter(pl.col("predicate") == "offer").row(0, named=True)
+    assert offer["valid_to"] == (t + timedelta(days=240)).date() and offer["superseded_by"] == emp["Deloitte"]["id"]
+
+    for rows in ([(USER, "first day done! I'm a consultant now", t)],
+                 [(USER, "Accepted the Deloitte offer", t), (USER, "first day done! I'm a consultant now", t + timedelta(days=400))]):
+        f = consolidate(extract_claims(messages(rows)))
+        assert f.filter(pl.col("predicate").is_in(["employer", "started_job", "started_unnamed_job"])).height == 0, f

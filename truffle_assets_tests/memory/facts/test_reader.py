@@ -91,10 +91,14 @@ def test_first_person_statements(text, expected):
     "finally got into IIT Bombay!!",  # an admission, not a hobby
     "my sister is obsessed with Korean dramas",
     "I'm officially a Notion girl now",  # a new habit, not where she is from
-    "so I took the Meesho offer",  # a job accepted is not yet the job (it starts on the first day)
 ])
 def test_what_is_not_a_claim(text):
     assert got(text) == set(), got(text)
+
+
+def test_an_accepted_offer_is_not_yet_the_job():
+    """It starts on the first day (consolidation then names the company from the offer)."""
+    assert got("so I took the Meesho offer") == {("offer", "Meesho")}
 
 
 def test_fact_text_reads_like_a_profile_line():

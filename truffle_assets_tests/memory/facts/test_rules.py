@@ -42,6 +42,9 @@ def claims(text: str, subject: str = USER) -> set[tuple[str, str]]:
     ("My goal this year is to learn the piano", ("goal", "learn the piano")),
     ("I want to learn Japanese", ("goal", "learn Japanese")),
     ("We're saving for a new car", ("goal", "save for new car")),
+    ("Took the Freshworks offer, joining in May", ("offer", "Freshworks")),
+    ("first day today, I'm officially a data analyst", ("started_unnamed_job", "a new job")),  # named by consolidation
+    ("job ka pehla din tha aaj, sab log acche hain", ("started_unnamed_job", "a new job")),
     # Hinglish
     ("Main Indore mein rehta hoon", ("lives_in", "Indore")),
     ("Hum log Chennai shift ho gaye last month", ("lives_in", "Chennai")),
@@ -76,6 +79,16 @@ def test_positive_patterns(text, expected):
 def test_negative_patterns(text):
     got = {p for p, _ in claims(text)}
     assert not got & {"lives_in", "moved", "diet", "hometown", "completed", "trip", "goal"}, got
+
+
+@pytest.mark.parametrize("text", [
+    "First day of school for the little one!",
+    "first day at the gym, I'm a wreck",
+    "new job, first day is tomorrow, I'm an analyst there",
+    "Is it your first day as a manager?",
+])
+def test_a_first_day_that_is_no_new_job(text):
+    assert "started_unnamed_job" not in {p for p, _ in claims(text)}
 
 
 def test_every_rule_has_a_gate_and_a_unique_name():
