@@ -109,3 +109,13 @@ def day_digest(hashes: Iterable[str]) -> str:
     for x in sorted(hashes):
         h.update(x.encode())
     return h.hexdigest()
+
+
+# A fact id is 20 hex digits, ~20 tokens of the served model's tokenizer: more than the fact itself. The
+# prompt shows its first digits (`get_fact` resolves them), so a 250-token profile holds ~9 facts, not ~6.
+SHOWN_FACT_ID = 6
+
+
+def shown_fact_id(fact_id: object) -> str:
+    """A fact id as prompts show it."""
+    return str(fact_id)[:SHOWN_FACT_ID]

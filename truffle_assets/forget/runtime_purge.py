@@ -36,9 +36,9 @@ from typing import Any
 
 from truffle_assets.feedback.turns import STREAMS, StoreError
 from truffle_assets.files import atomic_write, write_json_atomic
+from truffle_assets.ids import shown_fact_id
 
 MIN_QUOTE_CHARS = 12
-SHOWN_ID = 6  # = runtime.context.SHOWN_ID (not imported: this module stays free of the runtime's graph)
 LEDGER = "forgotten.json"
 LOCK_WAIT_S = 60.0  # a trace write holds the log lock for milliseconds; a forget can wait for it
 _SCAN_ABOVE = 64  # more needles than this: one pass over the text instead of one search per needle
@@ -94,7 +94,7 @@ class _Matcher:
     @classmethod
     def of(cls, f: Forgotten, extra_ids: Iterable[str] = ()) -> _Matcher:
         # a prompt shows a fact by its id's first digits ("(work, fact 2004de, since …)"): match that too
-        shown = [f"fact {i[:SHOWN_ID]}" for i in f.fact_ids if i]
+        shown = [f"fact {shown_fact_id(i)}" for i in f.fact_ids if i]
         return cls([*f.message_ids, *f.fact_ids, *shown, *extra_ids], [*f.texts, *f.fact_texts])
 
     def __bool__(self) -> bool:

@@ -24,6 +24,7 @@ from datetime import date
 from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.prompt import context_block, message_line, speaker
+from truffle_assets.ids import shown_fact_id
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
@@ -112,15 +113,6 @@ def _cut(e: _Entry, line: str) -> _Entry | None:
     return replace(e, line=prefix + cut, triple=(mid, author, cut, day))
 
 
-# A fact id is 20 hex digits, ~20 tokens of the served model's tokenizer: more than the fact itself. The
-# prompt shows its first digits (`get_fact` resolves them), so a 250-token profile holds ~9 facts, not ~6.
-SHOWN_ID = 6
-
-
-def shown_id(fact_id: object) -> str:
-    return str(fact_id)[:SHOWN_ID]
-
-
 def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[str, float] | None = None
                      ) -> list[_Entry]:
     """Fact lines with their priority: facts a recall asked for, then the profile's facts by `relevance`
@@ -131,8 +123,8 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
     for i, f in enumerate(facts):  # asked for by get_fact: kept first
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
         if f.get("superseded_by"):
-            status += f", superseded by {f['superseded_by']}"
-        line = f"- {display_text(str(f.get('fact_text') or ''))} (fact {shown_id(f.get('fact_id'))}, {status})"
+            status += f", superseded by fact {shown_fact_id(f['superseded_by'])}"
+        line = f"- {display_text(str(f.get('fact_text') or ''))} (fact {shown_fact_id(f.get('fact_id'))}, {status})"
         out.append(_Entry((2, 2.0, -i), (0, i), line, fact=str(f.get("fact_id"))))
     if not profile:
         return out
@@ -141,7 +133,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
     for cat, entries in cats.items():
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
-            line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_id(e.get('id'))}{since})"
+            line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_fact_id(e.get('id'))}{since})"
             score = relevance.get(str(e.get("id")), 0.0) if relevance else float(e.get("confidence") or 0.0)
             out.append(_Entry((1, score, -n), (1, n), line, fact=str(e.get("id"))))
             n += 1
@@ -151,7 +143,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
     for j, p in enumerate(profile.get("previously") or []):
         if relevance and str(p.get("id")) not in relevance:
             continue  # ranked by the question, and the question is not about the past
-        line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {shown_id(p.get('id'))})"
+        line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {shown_fact_id(p.get('id'))})"
         prio = (1, relevance.get(str(p.get("id")), 0.0) - 0.05, -j) if relevance else (0, 0.0, -j)
         out.append(_Entry(prio, (2, j), line, ref="previously", fact=str(p.get("id"))))
     return out

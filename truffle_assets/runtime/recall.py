@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from truffle_assets.runtime.profile_rank import fact_lines
 from truffle_assets.runtime.prompts import text
 from truffle_assets.runtime.published import fetch_messages, find_fact, load_facts
 from truffle_assets.runtime.state import MAX_GET_MESSAGES, Context, RecallIntent, State, elapsed_ms
@@ -33,13 +34,6 @@ def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
             "ts": _iso(r.get("ts")), "author": r.get("author"),
             "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
             "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
-
-
-def _profile_ids(profile: dict | None) -> set[str]:
-    if not profile:
-        return set()
-    shown = [e for es in (profile.get("facts") or {}).values() for e in es or []] + list(profile.get("previously") or [])
-    return {str(e.get("id")) for e in shown}
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
@@ -78,7 +72,7 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                         new.append(r["message_id"])
                     pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "recall")
             elif intent.tool == "get_fact":
-                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), _profile_ids(state.profile))
+                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), {i for i, _ in fact_lines(state.profile)})
                 if found is None:
                     error = f"no fact {intent.fact_id}"
                 else:

@@ -22,7 +22,8 @@ import pytest
 from truffle_assets.defs.resources import ModelsResource
 from truffle_assets.defs.training.assets import dpo_dataset, sft_dataset
 from truffle_assets.feedback.turns import StoreError, append_feedback, read_store, write_turn
-from truffle_assets.forget.runtime_purge import (LEDGER, MIN_QUOTE_CHARS, SHOWN_ID, Forgotten, _Matcher, find_turns,
+from truffle_assets.ids import SHOWN_FACT_ID
+from truffle_assets.forget.runtime_purge import (LEDGER, MIN_QUOTE_CHARS, Forgotten, _Matcher, find_turns,
                                                   forgotten_turns, purge_datasets, purge_runtime)
 from truffle_assets.retrieval import RetrievalLog, retrieve
 from truffle_assets.runtime import ChatService, RuntimeConfig
@@ -219,10 +220,10 @@ def test_each_link_alone_is_enough(base, memory):  # noqa: F811
     assert find_turns(base.runtime, Forgotten(set(), [base.text_b[:MIN_QUOTE_CHARS - 1]])) == set()
     # a fact shown in the context block as "(…, fact <its id's first digits>)": the turns whose prompt carried it
     content = {t.turn_id: json.dumps(t.messages) for t in read_store(base.runtime).turns if t.messages}
-    shown = re.search(r"fact ([0-9a-f]{%d})[,)]" % SHOWN_ID, content[base.c]).group(1)
+    shown = re.search(r"fact ([0-9a-f]{%d})[,)]" % SHOWN_FACT_ID, content[base.c]).group(1)
     fid = next(f["fact_id"] for f in json.loads((memory / "facts.json").read_text())["facts"]
                if f["fact_id"].startswith(shown))
-    assert len(shown) == SHOWN_ID < len(fid)
+    assert len(shown) == SHOWN_FACT_ID < len(fid)
     carried = {t for t, c in content.items() if f"fact {shown}" in c}
     assert base.c in carried and find_turns(base.runtime, Forgotten(set(), [], fact_ids={fid})) == carried
     assert find_turns(base.runtime, Forgotten(set(), [])) == set()

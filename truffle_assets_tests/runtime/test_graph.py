@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.retrieval import retrieve
 from truffle_assets.runtime.answer import finalize
-from truffle_assets.runtime.context import shown_id
+from truffle_assets.ids import shown_fact_id
 from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.published import fetch_messages
 from truffle_assets.runtime.state import Context, RecallIntent, State
@@ -115,9 +115,9 @@ def test_recall_then_cited_answer(make_service, llm, memory):
         calls["n"] += 1
         if calls["n"] == 1:
             # the id as the prompt shows it (its first digits), as a model reading the prompt would ask
-            return json.dumps({"toolCalls": [{"name": "get_fact", "arguments": {"fact_id": shown_id(fact["fact_id"])}}]})
+            return json.dumps({"toolCalls": [{"name": "get_fact", "arguments": {"fact_id": shown_fact_id(fact["fact_id"])}}]})
         ctx = context_message(body)
-        assert f"(fact {shown_id(fact['fact_id'])}, current)" in ctx  # the fact reached the profile section
+        assert f"(fact {shown_fact_id(fact['fact_id'])}, current)" in ctx  # the fact reached the profile section
         ev = fact["evidence_message_ids"][0]
         return f"Yes [msg:{ev}], though [msg:00000000000000000000] is made up."
 
