@@ -6,8 +6,9 @@ freshness per chat, recall notes, profile, summaries) and `Retrieved messages:` 
 `[msg:<id>] <author> (<day sent>): <text>` lines, then the earlier turns and the question. Every section is
 fitted to its token budget with the served model's tokenizer, dropping the lowest-priority entries
 first (evidence: the latest recall's messages first, then by retrieval score; profile: facts a
-recall asked for, then by closeness to the question (`profile_rank`; by confidence, past facts last,
-when there is no index to measure it)), then the whole prompt + the reserved
+recall asked for, then by closeness to the question with `profile_by_question`, else the core facts
+(name, home, employer, title, partner) and then by confidence, past facts last; `profile_rank`), then
+the whole prompt + the reserved
 answer is held under the hard cap by shrinking earlier turns first, then summaries, the profile and
 the raw evidence last. The question is cut only when it alone is over the dialogue budget, never to
 meet the cap: a prompt still over the cap then is reported by the answer node (`context_overflow`).
@@ -25,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.prompt import context_block, message_line, speaker
 from truffle_assets.ids import shown_fact_id
+from truffle_assets.runtime.profile_rank import standing
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
@@ -117,8 +119,8 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
                      ) -> list[_Entry]:
     """Fact lines with their priority: facts a recall asked for, then the profile's facts by `relevance`
     to the question (id -> cosine; past facts only if the map has them, i.e. the question is about the
-    past, a little below an equally close current one), or without it by confidence with past facts
-    below the people."""
+    past, a little below an equally close current one), or without it by `profile_rank.standing` (the
+    core facts, then confidence) with past facts below the people."""
     out: list[_Entry] = []
     for i, f in enumerate(facts):  # asked for by get_fact: kept first
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
@@ -134,7 +136,7 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
             line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_fact_id(e.get('id'))}{since})"
-            score = relevance.get(str(e.get("id")), 0.0) if relevance else float(e.get("confidence") or 0.0)
+            score = relevance.get(str(e.get("id")), 0.0) if relevance else standing(e)
             out.append(_Entry((1, score, -n), (1, n), line, fact=str(e.get("id"))))
             n += 1
     for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one

@@ -27,6 +27,17 @@ _PAST = re.compile(r"\b(before|previous(ly)?|used to|earlier|former(ly)?|past|ag
                    r"pehle|purana|purani|tha|thi)\b", re.IGNORECASE)
 
 
+# Without the question to rank by, who the user is now comes first, then the most confident facts: by
+# confidence alone the sample's profile section showed name, home, a brother and the favourite sport
+# and not "Works at: Northwind" (14th of 30), and "Where do I work now?" was answered with the old job.
+CORE = frozenset({"name", "lives_in", "employer", "job", "partner"})
+
+
+def standing(entry: dict) -> float:
+    """A current profile fact's place without a question: the core facts above every other."""
+    return float(entry.get("confidence") or 0.0) + (1.0 if entry.get("predicate") in CORE else 0.0)
+
+
 def asks_about_past(question: str) -> bool:
     return bool(_PAST.search(question or ""))
 

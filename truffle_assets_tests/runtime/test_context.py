@@ -258,6 +258,17 @@ def test_the_questions_own_facts_are_kept_over_more_confident_ones(qwen_tokens, 
     assert "w0" not in out["profile_shown"]
 
 
+def test_without_the_question_who_the_user_is_now_comes_first(qwen_tokens, tmp_path):
+    # the same low-confidence employer, now marked as what it is: a core fact outranks 30 confident
+    # ones; a hobby as unsure as it is does not
+    profile = _profile(30)
+    profile["facts"]["work"] = [{"id": "w1", "text": "Works at: Northwind", "predicate": "employer", "confidence": 0.6}]
+    profile["facts"]["hobby"] = [{"id": "h1", "text": "Hobby: chess", "predicate": "hobby", "confidence": 0.6}]
+    out, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
+    assert "- Works at: Northwind (work, fact w1)" in _context(out) and "Hobby: chess" not in _context(out)
+    assert out["dropped"]["profile"] > 0
+
+
 def test_profile_by_question_is_opt_in_through_the_environment(monkeypatch):
     from truffle_assets.runtime.config import RuntimeConfig
 
