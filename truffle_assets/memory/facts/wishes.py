@@ -50,12 +50,12 @@ _NOT_THEIRS = re.compile(
 _EVERYONE = re.compile(r"(?i)\b(?:all|everyone|everybody|guys|sab|sabko|sab\s+ko|sabhi|sabka|you\s+all|y'?all|friends|team|"
                        r"family)\b")
 _QUESTION = re.compile(r"(?i)\?\s*$|\b(?:kab|when|kitne|which\s+date)\b")
-_THANKS = re.compile(r"(?i)\b(?:thank|thanks|thanku|thankyou|thnx|thnks|thx|tysm|ty|shukriya|dhanyavaad|dhanyavad|"
-                     r"dhanyawad)\b|:(?:\w*hearts?|folded_hands|face_throwing_a_kiss|hugging_face):")  # the stream's emoji
+_THANK_WORDS = r"thank|thanks|thanku|thankyou|thnx|thnks|thx|tysm|ty|shukriya|dhanyavaad|dhanyavad|dhanyawad"
+_THANKS = re.compile(rf"(?i)\b(?:{_THANK_WORDS})\b|:(?:\w*hearts?|folded_hands|face_throwing_a_kiss|hugging_face):")  # the stream's emoji
 # an age opening a sentence of the reply, once thanks, yes-words and address are set aside:
 # "31 and married", "thanks. 30 ka hone pe", "haan 29", "thank you guys 🙏 32 and still…"
-_OPENER = re.compile(r"(?i)^(?::\w+:|[^\w:]+|:|(?:thank\s+you|thanks|thanku|thankyou|thx|tysm|ty|shukriya|dhanyavaad|"
-                     r"dhanyavad|haan|han|ha|yes|yeah|ji|mummy|mumma|mom|papa|dad|didi|di|bhaiya|bhai|sab\s+ko|all|"
+_OPENER = re.compile(rf"(?i)^(?::\w+:|[^\w:]+|:|(?:thank\s+you|{_THANK_WORDS}|"
+                     r"haan|han|ha|yes|yeah|ji|mummy|mumma|mom|papa|dad|didi|di|bhaiya|bhai|sab\s+ko|all|"
                      r"guys|everyone|yaar|beta|so\s+much|a\s+lot|sir|ma'?am)\b)+")
 # the number as an age: on its own or as ages are said ("30 ka hone pe", "34 and still"), never a count
 _AGE = re.compile(r"^(\d{2})(?=\s*(?:$|[.!,:]|and\b|&|ka\b|ki\b|ke\b|saal|years?\b|yrs?\b|ho\b|hone\b|not\b|now\b|"
