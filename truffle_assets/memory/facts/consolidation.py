@@ -15,8 +15,7 @@ from datetime import date, datetime
 
 import polars as pl
 
-from truffle_assets.memory.facts.lexicon import predicate_info
-from truffle_assets.memory.facts.render import fact_text as render_fact_text
+from truffle_assets.memory.facts.render import restated
 from truffle_assets.memory.facts.schema import FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, ended_predicate, stable_id
 from truffle_assets.memory.facts.values import compatible, normalize_value, value_tokens
 
@@ -48,6 +47,11 @@ class _Cluster:
             full_date = 1 if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) else 0
             return (-full_date, -len(value_tokens(v)), -counts[normalize_value(v)], c["ts"], c["id"])
         return min(asserting, key=key)
+
+    @property
+    def said(self) -> date:
+        """The day its first claim was made."""
+        return min(c["ts"] for c in self.claims).date()
 
     def holds(self, value: str) -> bool:
         """`value` is this cluster's value, said more or less precisely (endings assert no value)."""
@@ -130,9 +134,7 @@ def _name_new_jobs(rows: list[dict]) -> list[dict]:
                and not compatible(o["value"], offer["value"]) for o in out):
             continue
         for predicate in ("started_job", "employer"):
-            out.append({**c, "id": stable_id(c["id"], predicate), "predicate": predicate, "value": offer["value"],
-                        "category": predicate_info(predicate).category,
-                        "fact_text": render_fact_text(predicate, offer["value"])})
+            out.append({**restated(c, predicate, offer["value"]), "id": stable_id(c["id"], predicate)})
     return out
 
 
@@ -261,9 +263,8 @@ def _close_offers(clusters: list[_Cluster]) -> None:
     for o in clusters:
         if o.predicate != "offer" or o.valid_to is not None:
             continue
-        made = min(c["ts"] for c in o.claims).date()
         for j in sorted(jobs, key=lambda k: k.valid_from):
-            if j.subject == o.subject and j.valid_from >= made and j.holds(o.best()["value"]):
+            if j.subject == o.subject and j.valid_from >= o.said and j.holds(o.best()["value"]):
                 o.valid_to, o.superseded_by = j.valid_from, j
                 break
 
@@ -278,7 +279,7 @@ def _close_with_employer(clusters: list[_Cluster]) -> None:
     for k in clusters:
         if k.predicate not in _WITH_EMPLOYER or k.valid_to is not None:
             continue
-        said = min(c["ts"] for c in k.claims).date()
+        said = k.said
         # a title that names its employer belongs to that one: "senior data engineer at Northwind", said
         # with the offer while still at Zentrix, does not end when Zentrix does
         at = re.search(r"\bat\s+(\S.*)$", k.best()["value"])

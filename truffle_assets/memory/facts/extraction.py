@@ -35,7 +35,7 @@ from truffle_assets.memory.facts import guards, reader, replies, wishes
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
-from truffle_assets.memory.facts.render import fact_text as render_fact_text
+from truffle_assets.memory.facts.render import fact_text as render_fact_text, restated
 from truffle_assets.memory.facts.schema import CLAIM_COLUMNS, CLAIM_SCHEMA, stable_id
 from truffle_assets.memory.facts.values import (
     compatible,
@@ -192,8 +192,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     # starting somewhere is working there: the employer timeline gets the new value
     for c in [c for c in out if c["predicate"] == "started_job"]:
         if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):
-            out.append({**c, "predicate": "employer", "category": predicate_info("employer").category,
-                        "fact_text": render_fact_text("employer", c["value"])})
+            out.append(restated(c, "employer", c["value"]))
     return _dedupe(out)
 
 

@@ -31,3 +31,10 @@ def fact_text(predicate: str, value: str, qualifier: str = "") -> str:
         label = "No longer: " + predicate_info(predicate[4:]).label.lower()
     qual = f" ({qualifier})" if qualifier and qualifier.lower() not in (value or "").lower() else ""
     return f"{label}{qual}: {display_value(predicate, value)}" if value else f"{label}{qual}"
+
+
+def restated(claim: dict, predicate: str, value: str) -> dict:
+    """`claim` said as `predicate` = `value` ("started at X" is also "works at X"), its category and
+    fact text those of the new predicate."""
+    return {**claim, "predicate": predicate, "value": value, "category": predicate_info(predicate).category,
+            "fact_text": fact_text(predicate, value)}
