@@ -208,7 +208,7 @@ def _profile_evidence(state: State, ctx: Context) -> list[dict]:
     """The indexed messages behind the profile facts the latest prompt showed (a few per fact)."""
     from truffle_assets.runtime.published import fetch_messages, load_facts
 
-    if not (ctx.profile_by_question and state.profile_shown):
+    if not state.profile_shown:
         return []
     try:
         facts = load_facts(ctx.published_dir)

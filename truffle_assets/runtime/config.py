@@ -89,9 +89,10 @@ class RuntimeConfig(BaseModel):
     k_raw: int = Field(40, ge=1, le=500)       # messages retrieved per question (before budgeting)
     k_recall: int = Field(15, ge=1, le=50)     # messages per recall search (a tool call's k wins, capped)
     fallback_quotes: int = Field(5, ge=1, le=20)  # evidence quotes in a retrieval-only answer
-    # the profile's facts ranked by closeness to the question, and profile claims cited to their facts'
-    # messages (runtime.profile_rank): off by default, since on the held-out QA questions it cost the
-    # shipped model 3 questions and 0.08 citation precision (dev2 +4; README, answer quality benchmark)
+    # the profile's facts ranked by closeness to the question (runtime.profile_rank): off by default, since
+    # on the held-out QA questions it cost the shipped model 3 questions and 0.08 citation precision (dev2
+    # +4; README, answer quality benchmark). A profile claim is cited to its fact's messages either way
+    # (`answer._profile_evidence`; on by default since the seventeenth session).
     profile_by_question: bool = False
     retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
     api: ApiLimits = Field(default_factory=ApiLimits)  # HTTP body and question size limits (runtime.limits)

@@ -46,7 +46,7 @@ class Context:
     k_recall: int = 15
     allow_secrets: bool = False
     fallback_quotes: int = 5
-    profile_by_question: bool = False        # rank profile facts by the question; cite profile claims to their facts
+    profile_by_question: bool = False        # rank profile facts by the question (not by core facts, then confidence)
     retrieval_log: str | None = None
     retrieval_log_text: bool = False         # the question's text in the trace too (only when content is kept)
 

@@ -207,7 +207,7 @@ def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
                  if value.lower() not in i.text.lower())
     state = State(question="Where do I live now?", items=[other], context_ids=[other["message_id"]],
                   profile_shown=[fact["fact_id"]], raw_output=f"You live in {value} [msg:{other['message_id']}].")
-    run = Runtime(context=Context(published_dir=str(memory), profile_by_question=True))
+    run = Runtime(context=Context(published_dir=str(memory)))  # the default runtime, not only profile_by_question
     out = finalize(state, run)
     assert out["citations"] == [said["message_id"]]
     assert out["attributed"] == [{"change": "repointed", "from": [other["message_id"]], "to": said["message_id"],
@@ -217,6 +217,3 @@ def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
     # with no profile fact shown there is nothing it rests on: the citation stays as written
     kept = finalize(replace(state, profile_shown=[]), run)
     assert kept["citations"] == [other["message_id"]] and kept["attributed"] == []
-    # and the runtime's default (RuntimeConfig.profile_by_question off) leaves it as written too
-    off = finalize(state, Runtime(context=Context(published_dir=str(memory))))
-    assert off["citations"] == [other["message_id"]] and off["attributed"] == []
