@@ -6,12 +6,18 @@ summaries, token budgets), and the target answer is written from what that promp
 
 * the fact's message is in the context -> the fact in one sentence with its `[msg:<id>]` citation
   (a context message whose text holds the value counts too);
-* it is not -> no row: the fact is in memory, retrieval missed it, and teaching "not in your
+* it is not, but a profile line in the prompt states the value ("Works at: Razorpay") -> the fact
+  in one sentence, uncited: no shown message says it, and the runtime cites a profile claim to the
+  messages its fact rests on (`runtime.attribution`). Without these rows the tuned model never saw
+  an answer read off the profile, and with "Works at: Razorpay" shown answered "Georgia Tech",
+  citing a course message;
+* neither -> no row: the fact is in memory, retrieval missed it, and teaching "not in your
   memory" for it taught the model to say nothing else;
 * nothing planted answers it -> "not in your memory"; a secret the guard let through -> a refusal.
 
 Each row also gets a rejected answer of the kind the embedded model produces (DPO): the same answer
-uncited, a hallucinated value with a citation, or a dump of quoted context lines. Rows go to
+uncited, a hallucinated value with a citation, or a dump of quoted context lines (a profile-read
+answer: "not in memory", or another fact's value cited to a shown line). Rows go to
 `prompts/pack/grounded_runtime.json`, which `pack.generate_pack` adds to the synthetic pack; the
 file records the seeds and budget it came from (regenerate with `python -m benchmarks.grounded_pack`).
 
@@ -54,6 +60,17 @@ def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:
     return [(mid, author, text) for mid, author, text, _ in message_lines(ctx)]
 
 
+# a profile section line: "- Works at: Razorpay (work, fact 1a2b3c4d, since 2024-06)", a past one
+# "- Lived in: Pune (until 2024-05, fact 9f8e7d6c)" (`runtime.context`)
+_PROFILE_LINE = re.compile(r"^- (.+) \((?:[^()]*, )?fact [0-9a-f]+(?:, [^()]*)?\)$", re.M)
+
+
+def profile_lines(prompt: list[dict]) -> list[str]:
+    """The fact texts of a composed prompt's profile section ("Works at: Razorpay"), in the order shown."""
+    ctx = "\n".join(m["content"] for m in prompt if m["role"] == "system")
+    return _PROFILE_LINE.findall(ctx)
+
+
 CITATION = re.compile(r" ?\[msg:([0-9a-f]+)\]")  # with the space before it, so removing one leaves clean text
 
 
@@ -92,6 +109,26 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
                   and not any(key_matches(k, o.answer) for k in q.keys)), None)
     wrong = _cite(other.answer, ids) if other else uncited + " I think."
     return [uncited, wrong, dump][n % 3]
+
+
+def from_profile(q: Question, profile: list[str]) -> str | None:
+    """The reference answer to `q`, uncited, when a shown profile line states its value (None for a
+    yes/no question, whose answer is not the value)."""
+    if q.kind in ("yesno", "none", "secret") or not q.answer:
+        return None
+    if any(key_matches(k, line) for k in q.keys for line in profile):
+        return CITATION.sub("", q.answer)
+    return None
+
+
+def misread_profile(q: Question, lines: list[tuple[str, str, str]], n: int, others: list[Question]) -> str:
+    """What a model that ignores the profile answers: "not in memory", or another fact's value cited
+    to the first shown line (run 22's "Georgia Tech" beside "Works at: Razorpay")."""
+    other = next((o for o in others if o.answer and o.id != q.id
+                  and not any(key_matches(k, o.answer) for k in q.keys)), None)
+    if n % 2 == 0 or other is None or not lines:
+        return not_found(q)
+    return _cite(other.answer, [lines[0][0]])
 
 
 _WORD = re.compile(r"[^\W_]{4,}|\d+")
@@ -173,7 +210,7 @@ def annotated_rows(svc, annotations: dict, message_id_of: dict[tuple[str, int], 
 
 def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict], dict[str, int]]:
     answerable = [q for q in qs if q.answerable]
-    out, counts = [], {"cited": 0, "not_shown": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
+    out, counts = [], {"cited": 0, "profile": 0, "not_shown": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
     for n, q in enumerate(qs):
         state = svc.compose(q.question, today=today)
         if state.get("refused"):
@@ -183,11 +220,17 @@ def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict],
         lines = context_lines(prompt)
         chosen, ids = target(q, lines)
         if q.answerable and not ids:
+            read = from_profile(q, profile_lines(prompt))
+            if read is not None:  # no message shown says it, the profile does
+                counts["profile"] += 1
+                out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "answered_from": "profile",
+                            "prompt": prompt, "chosen": read, "rejected": misread_profile(q, lines, n, answerable)})
+                continue
             # a retrieval miss: "not in memory" would be taught for a fact that is in memory, and a
             # quarter of such rows made the 2026-11-25 run answer nothing else
             counts["not_shown"] += 1
             continue
         counts["cited" if ids else "refusal" if q.kind == "secret" else "absent"] += 1
-        out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "prompt": prompt,
-                    "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
+        out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "answered_from": "message" if ids else "",
+                    "prompt": prompt, "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
     return out, counts

@@ -38,7 +38,7 @@ from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 11  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 12  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
@@ -495,10 +495,14 @@ def _evenly(rows: list[dict], cap: int) -> list[dict]:
 
 
 def _recorded_selection(answerable: int, absent: int) -> list[dict]:
-    """The recorded runtime rows kept, in file order: `answerable` answerable ones and `absent`
-    unanswerable ("none") ones, each evenly spaced."""
+    """The recorded runtime rows kept, in file order: `answerable` answerable ones (every answer read
+    off the profile, few and the only rows that teach it, then the others evenly spaced) and `absent`
+    unanswerable ("none") ones, evenly spaced."""
     rows = recorded_rows()
-    keep = {id(r) for r in _evenly([r for r in rows if r["question_kind"] != "none"], answerable)}
+    profile = [r for r in rows if r.get("answered_from") == "profile"][:answerable]
+    keep = {id(r) for r in profile}
+    keep |= {id(r) for r in _evenly([r for r in rows if r["question_kind"] != "none" and id(r) not in keep],
+                                    answerable - len(profile))}
     keep |= {id(r) for r in _evenly([r for r in rows if r["question_kind"] == "none"], absent)}
     return [r for r in rows if id(r) in keep]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines
 from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
-from truffle_assets.training.grounded import NOT_FOUND_WORDINGS, context_lines, not_found, rows_for
+from truffle_assets.training.grounded import context_lines, not_found, profile_lines, rows_for
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message
 
 TODAY = "2024-12-31"
@@ -23,7 +23,7 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
     secrets = [q for q in asked if q.kind == "secret"]
     assert counts["guard_refused"] == len(secrets) > 0  # the guard answers those; the model never sees them
     assert len(rows) == len(asked) - len(secrets) - counts["not_shown"]
-    cited = [r for r in rows if r["chosen"] not in NOT_FOUND_WORDINGS]
+    cited = [r for r in rows if MSG_ID.search(r["chosen"])]
     assert counts["cited"] == len(cited) >= 1 and counts["absent"] >= 4  # a 2-chat world plants few facts
     by_id = {f"runtime/24/{q.id}": q for q in asked}
     for r in rows:
@@ -39,9 +39,13 @@ def test_grounded_rows_answer_from_what_the_prompt_shows(world, make_service):
         assert not any(a.removesuffix(OWN_LINE_MARK).endswith(")") for _, a, _ in lines)
         assert set(ids) <= set(shown), "a grounded answer cites only messages its prompt shows"
         if ids:  # the cited message is the planted one or states the value
+            assert r["answered_from"] == "message"
             assert all(i in q.evidence or any(key_matches(k, shown[i]) for k in q.keys) for i in ids)
+        elif q.answerable:  # no shown message states it: the answer is read off a shown profile line
+            assert r["answered_from"] == "profile" and r["chosen"] == q.answer and any(key_matches(k, t) for k in q.keys for t in profile_lines(r["prompt"]))
         else:  # "not in memory" only where nothing was planted: a retrieval miss makes no row
-            assert not q.answerable and r["chosen"] in (not_found(q), REFUSAL)
+            assert r["chosen"] in (not_found(q), REFUSAL)
+    assert counts["profile"] == sum(r["answered_from"] == "profile" for r in rows)
     authors = {a for r in rows for _, a, _ in context_lines(r["prompt"])}
     assert f"{truth['user']}{OWN_LINE_MARK}" in authors and truth["user"] not in authors
 

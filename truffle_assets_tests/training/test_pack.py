@@ -120,6 +120,10 @@ def test_recorded_unanswerable_rows_are_capped_across_seeds():
     assert answerable > RECORDED_ANSWERABLE  # that cap bites too, and keeps every seed and the dev set
     kept = runtime(generate_pack()[0])
     assert {r["source_id"].split("/")[1] for r in kept} == {r["source_id"].split("/")[1] for r in recorded}
+    # every answer read off the profile is kept (the only rows that teach it), within the answerable cap
+    profile = {r["source_id"] for r in recorded if r.get("answered_from") == "profile"}
+    assert 0 < len(profile) < RECORDED_ANSWERABLE and profile <= {r["source_id"] for r in kept}
+    assert sum(r["source_id"] in profile for r in runtime(generate_pack({"grounded_runtime_answerable": 3})[0])) == 3
 
 
 def test_deterministic_fast_and_seeded(rows):
@@ -246,8 +250,12 @@ def test_relative_dates_resolve_against_today_in_context(rows):
 def test_grounded_answers_follow_the_four_shapes_and_rejected_do_not(rows):
     sft, dpo = rows
     shapes = Counter()
+    read_off_profile = {r["source_id"] for r in recorded_rows() if r.get("answered_from") == "profile"}
     for r in by_kind(sft, "grounded_answer"):
         v = check_markdown(r["messages"][-1]["content"])
+        if r["source_id"] in read_off_profile:  # no shown message says it: uncited, the runtime cites the fact's
+            assert v.shape == "direct" and not v.citations and all("without citation" in p for p in v.problems)
+            continue
         assert v.ok, (r["messages"][-1]["content"], v.problems)
         context_ids = set(re.findall(r"\[msg:(\w+)\]", r["messages"][1]["content"]))
         assert set(v.citations) <= context_ids
