@@ -95,6 +95,12 @@ def target(q: Question, lines: list[tuple[str, str, str]]) -> tuple[str, list[st
     return _cite(q.answer or "", ids), ids
 
 
+def _another_fact(q: Question, others: list[Question]) -> Question | None:
+    """The first of `others` with an answer that is not `q`'s value (a hallucination's source)."""
+    return next((o for o in others if o.answer and o.answerable and o.id != q.id
+                 and not any(key_matches(k, o.answer) for k in q.keys)), None)
+
+
 def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, str, str]], n: int,
              others: list[Question]) -> str:
     """A realistic wrong answer: uncited, hallucinated (another fact's answer, cited), or a quote dump."""
@@ -105,8 +111,7 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
         made_up = other.answer if other else "You mentioned it last year."
         return [_cite(made_up, [lines[0][0]]) if lines else made_up, dump][n % 2]
     uncited = CITATION.sub("", chosen)
-    other = next((o for o in others if o.answer and o.kind not in ("none", "secret") and o.id != q.id
-                  and not any(key_matches(k, o.answer) for k in q.keys)), None)
+    other = _another_fact(q, others)
     wrong = _cite(other.answer, ids) if other else uncited + " I think."
     return [uncited, wrong, dump][n % 3]
 
@@ -114,7 +119,7 @@ def rejected(q: Question, chosen: str, ids: list[str], lines: list[tuple[str, st
 def from_profile(q: Question, profile: list[str]) -> str | None:
     """The reference answer to `q`, uncited, when a shown profile line states its value (None for a
     yes/no question, whose answer is not the value)."""
-    if q.kind in ("yesno", "none", "secret") or not q.answer:
+    if q.kind == "yesno" or not q.answerable or not q.answer:
         return None
     if any(key_matches(k, line) for k in q.keys for line in profile):
         return CITATION.sub("", q.answer)
@@ -124,8 +129,7 @@ def from_profile(q: Question, profile: list[str]) -> str | None:
 def misread_profile(q: Question, lines: list[tuple[str, str, str]], n: int, others: list[Question]) -> str:
     """What a model that ignores the profile answers: "not in memory", or another fact's value cited
     to the first shown line (run 22's "Georgia Tech" beside "Works at: Razorpay")."""
-    other = next((o for o in others if o.answer and o.id != q.id
-                  and not any(key_matches(k, o.answer) for k in q.keys)), None)
+    other = _another_fact(q, others)
     if n % 2 == 0 or other is None or not lines:
         return not_found(q)
     return _cite(other.answer, [lines[0][0]])
