@@ -10,7 +10,9 @@ summaries, token budgets), and the target answer is written from what that promp
   in one sentence, uncited: no shown message says it, and the runtime cites a profile claim to the
   messages its fact rests on (`runtime.attribution`). Without these rows the tuned model never saw
   an answer read off the profile, and with "Works at: Razorpay" shown answered "Georgia Tech",
-  citing a course message;
+  citing a course message. A question answered from a shown message whose value the profile also
+  shows gets this row a second time, on its prompt with those messages taken out (`missed_variant`):
+  the prompt a retrieval miss composes, which the recorded prompts rarely held;
 * neither -> no row: the fact is in memory, retrieval missed it, and teaching "not in your
   memory" for it taught the model to say nothing else;
 * nothing planted answers it -> "not in your memory"; a secret the guard let through -> a refusal.
@@ -126,6 +128,49 @@ def from_profile(q: Question, profile: list[str]) -> str | None:
     return None
 
 
+_WEAK = "Weak matches ("
+
+
+def without_messages(prompt: list[dict], drop: set[str]) -> list[dict]:
+    """`prompt` with the evidence lines of the messages `drop` taken out, and their weak-match
+    mentions: the prompt a retrieval miss composes, profile and summaries as they were."""
+    out = []
+    for m in prompt:
+        if m["role"] != "system" or not any(f"[msg:{i}]" in m["content"] for i in drop):
+            out.append(m)
+            continue
+        kept = []
+        for ln in m["content"].split("\n"):
+            mid = message_lines(ln)
+            if mid and mid[0][0] in drop:
+                continue
+            if ln.startswith(_WEAK):
+                head, _, ids = ln.partition("): ")
+                left = [i for i in ids.split(", ") if i.removeprefix("msg:") not in drop]
+                if not left:
+                    continue
+                ln = f"{head}): {', '.join(left)}"
+            kept.append(ln)
+        if kept and kept[-1] == "Retrieved messages:":
+            kept[-1] = "Retrieved messages: none"
+        out.append({**m, "content": "\n".join(kept)})
+    return out
+
+
+def missed_variant(q: Question, prompt: list[dict], lines: list[tuple[str, str, str]]) -> list[dict] | None:
+    """The prompt of a question answered from a shown message, with every shown line that states
+    its value taken out, when a shown profile line still states it (None otherwise). The embedded
+    model meets this whenever retrieval misses a core fact's message; on the recorded prompts the
+    fact's message was shown for 19 of 23 questions, so such rows were rare (8 in the pack)."""
+    if from_profile(q, profile_lines(prompt)) is None:
+        return None
+    drop = {i for i, _, t in lines if i in q.evidence or any(key_matches(k, t) for k in q.keys)}
+    missed = without_messages(prompt, drop)
+    if target(q, context_lines(missed))[1]:
+        return None
+    return missed
+
+
 def misread_profile(q: Question, lines: list[tuple[str, str, str]], n: int, others: list[Question]) -> str:
     """What a model that ignores the profile answers: "not in memory", or another fact's value cited
     to the first shown line (run 22's "Georgia Tech" beside "Works at: Razorpay")."""
@@ -214,7 +259,7 @@ def annotated_rows(svc, annotations: dict, message_id_of: dict[tuple[str, int], 
 
 def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict], dict[str, int]]:
     answerable = [q for q in qs if q.answerable]
-    out, counts = [], {"cited": 0, "profile": 0, "not_shown": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
+    out, counts = [], {"cited": 0, "profile": 0, "profile_missed": 0, "not_shown": 0, "absent": 0, "refusal": 0, "guard_refused": 0}
     for n, q in enumerate(qs):
         state = svc.compose(q.question, today=today)
         if state.get("refused"):
@@ -237,4 +282,10 @@ def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict],
         counts["cited" if ids else "refusal" if q.kind == "secret" else "absent"] += 1
         out.append({"source_id": f"{tag}/{q.id}", "question_kind": q.kind, "answered_from": "message" if ids else "",
                     "prompt": prompt, "chosen": chosen, "rejected": rejected(q, chosen, ids, lines, n, answerable)})
+        missed = missed_variant(q, prompt, lines) if ids else None
+        if missed is not None:  # the same question as a retrieval miss would compose it
+            counts["profile_missed"] += 1
+            out.append({"source_id": f"{tag}/{q.id}/missed", "question_kind": q.kind, "answered_from": "profile",
+                        "prompt": missed, "chosen": from_profile(q, profile_lines(missed)),
+                        "rejected": misread_profile(q, context_lines(missed), n, answerable)})
     return out, counts

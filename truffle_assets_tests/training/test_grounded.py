@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from truffle_assets.training.grounded import (NOT_FOUND_WORDINGS, fact_questions, from_profile, misread_profile,
-                                             not_found, profile_lines, target)
+from truffle_assets.training.grounded import (NOT_FOUND_WORDINGS, context_lines, fact_questions, from_profile,
+                                             misread_profile, missed_variant, not_found, profile_lines, target)
 
 ANN = {"facts": [
     {"id": "emp1", "chat_file": "a.txt", "line": 3, "subject": "user", "attribute": "employer",
@@ -75,3 +75,34 @@ def test_a_value_only_the_profile_shows_is_answered_from_it_uncited():
     assert misread_profile(q, lines, 0, [q, food]) == not_found(q)
     assert misread_profile(q, lines, 1, [q, food]) == "Your favourite food: rajma chawal (Sundays) [msg:x1]."
     assert misread_profile(q, lines, 1, [q]) == not_found(q)  # nothing else to misread it as
+
+
+def _prompt(profile: str, messages: str, weak: str = "") -> list[dict]:
+    ctx = (f"Today is 2025-01-10.\nUser profile (facts, with fact ids):\n{profile}"
+           f"Summaries of past conversations:\n- kabir, 2024-06-01: new job\n{weak}Retrieved messages:\n{messages}")
+    return [{"role": "system", "content": "You are Truffle."}, {"role": "system", "content": ctx},
+            {"role": "user", "content": "Where do I work?"}]
+
+
+def test_a_shown_fact_also_makes_the_row_its_retrieval_miss_would():
+    # message ids are hex, as the runtime shows them
+    q = replace({q.id: q for q in fact_questions(ANN, IDS)}["fact-emp2"], evidence=["c2"])
+    work = "- Works at: Bajaj Finserv, Pune (work, fact 4d5e6f, since 2024-06-01)\n"
+    msgs = ("[msg:c2] Mehak (you) (2 June 2024): Bajaj Finserv it is, Pune here I come\n"
+            "[msg:b1] Kabir (2 June 2024): lol\n"
+            "[msg:b2] Mehak (you) (3 June 2024): first week at bajaj finserv done")
+    prompt = _prompt(work, msgs, weak="Weak matches (say \"uncertain\" if you rely on them): msg:c2, msg:b1\n")
+    missed = missed_variant(q, prompt, context_lines(prompt))
+    # every shown line stating the value goes (the evidence and the restatement), and its weak-match mention
+    assert [i for i, _, _ in context_lines(missed)] == ["b1"]
+    assert 'rely on them): msg:b1\nRetrieved' in missed[1]["content"] and "c2" not in missed[1]["content"]
+    assert profile_lines(missed) == profile_lines(prompt) and missed[0] == prompt[0] and missed[2] == prompt[2]
+    assert target(q, context_lines(missed)) == (not_found(q), [])
+    assert from_profile(q, profile_lines(missed)) == "Your employer: Bajaj Finserv, in Pune"
+    # nothing left to show: the runtime's "none" line; a weak-match line left empty goes
+    only = _prompt(work, msgs.split("\n")[0], weak="Weak matches (say \"uncertain\" if you rely on them): msg:c2\n")
+    content = missed_variant(q, only, context_lines(only))[1]["content"]
+    assert content.endswith("Retrieved messages: none") and "Weak matches" not in content
+    # no profile line states it: no such row (it would teach "not in memory" for a fact in memory)
+    other = _prompt("- Works at: Kothari & Rao (work, fact 0a0b0c)\n", msgs)
+    assert missed_variant(q, other, context_lines(other)) is None
