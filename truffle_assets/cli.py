@@ -458,8 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--sft-from", metavar="RUN", default=None,
                        help="start from an earlier run's SFT checkpoints (same base, rows and SFT flags), e.g. to try DPO")
     train.add_argument("--dpo-from", metavar="RUN", default=None,
-                       help="a second DPO stage on an earlier run's finished adapter (same base, rows and SFT flags; "
-                            "no SFT); that adapter is the reference")
+                       help="a second DPO stage on an earlier run's finished adapter (same base and SFT flags; "
+                            "no SFT, so the pack's SFT rows may have changed since); that adapter is the reference")
     train.add_argument("--blend", nargs="+", default=[], metavar="RUN:WEIGHT",
                        help="no training: the weighted average of finished runs' adapters (weights sum to 1), "
                             "then the usual merge, GGUF, eval and gate")

@@ -297,9 +297,11 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
 
 
-def check_same_sft(src: Path, run_meta: dict) -> dict:
+def check_same_sft(src: Path, run_meta: dict, *, rows: bool = True) -> dict:
     """The earlier run's `base.json`, when it agrees with `run_meta` on the base, the SFT rows and
-    every SFT setting; otherwise its adapter would be another run's SFT under this one's name."""
+    every SFT setting; otherwise its adapter would be another run's SFT under this one's name.
+    `rows=False` (a DPO stage on a finished adapter, which trains no SFT) lets the SFT rows differ:
+    the stage then records the rows its adapter was trained on, not today's."""
     if not (src / "base.json").exists():
         raise TrainingError(f"{src}: not a finished run (no base.json)")
     old = json.loads((src / "base.json").read_text())
@@ -308,12 +310,14 @@ def check_same_sft(src: Path, run_meta: dict) -> dict:
             raise TrainingError(f"cannot start from {src.name}: base_model: {old.get('base_model')!r} there, "
                                 f"{run_meta['base_model']!r} here")
         return old
-    diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")
+    diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")[:1 + rows]
              if old.get(k) != run_meta[k]]
     diffs += [f"{k}: {old['params'].get(k)!r} there, {run_meta['params'][k]!r} here" for k in SFT_PARAMS
               if old["params"].get(k) != run_meta["params"][k]]
     if diffs:
         raise TrainingError(f"cannot start from {src.name}: " + "; ".join(diffs))
+    if not rows:
+        run_meta["sft_content_hash"] = old.get("sft_content_hash")
     return old
 
 

@@ -9,7 +9,7 @@ from truffle_assets.training.datasets import ManifestError, write_dataset
 from truffle_assets.training.schemas import row_id
 from truffle_assets.training.tiny import build_tiny_model
 from truffle_assets.training.trainer import (
-    LoraParams, TrainingError, check_trainable, load_base, preflight, train,
+    LoraParams, TrainingError, check_same_sft, check_trainable, load_base, preflight, train,
 )
 
 SYSTEM = {"role": "system", "content": "You are memory."}
@@ -128,6 +128,25 @@ def test_a_second_stage_needs_a_finished_adapter_and_dpo(world, tmp_path):
     first = train(base, root / "sft", tmp_path / "b", params, dpo_dir=root / "dpo")
     with pytest.raises(TrainingError, match="DPO only"):
         train(base, root / "sft", tmp_path / "c", params, init_adapter=first.adapter_dir)
+
+
+def test_a_dpo_stage_may_follow_new_sft_rows_and_records_its_adapters(tmp_path):
+    """SFT from an earlier run needs its rows; a DPO stage trains none, so the pack's rows may have
+    changed since, and the stage records the rows its adapter was trained on (not today's)."""
+    params = LoraParams(**SMALL).model_dump()
+    old = {"base_model": "tiny", "sft_content_hash": "aaa", "params": params, "stages": ["r1", "r2"]}
+    (tmp_path / "base.json").write_text(json.dumps(old))
+    today = {"base_model": "tiny", "sft_content_hash": "bbb", "params": dict(params)}
+    with pytest.raises(TrainingError, match="sft_content_hash: 'aaa' there, 'bbb' here"):
+        check_same_sft(tmp_path, dict(today))
+    stage = dict(today)
+    assert check_same_sft(tmp_path, stage, rows=False)["stages"] == ["r1", "r2"]
+    assert stage["sft_content_hash"] == "aaa"
+    # another base or another SFT setting is still another adapter
+    with pytest.raises(TrainingError, match="base_model: 'tiny' there, 'qwen' here"):
+        check_same_sft(tmp_path, {**today, "base_model": "qwen"}, rows=False)
+    with pytest.raises(TrainingError, match="rank: 8 there, 4 here"):
+        check_same_sft(tmp_path, {**today, "params": {**params, "rank": 4}}, rows=False)
 
 
 def test_dpo_seed_changes_the_order_pairs_are_drawn_in(world, tmp_path):

@@ -173,8 +173,9 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         return _blended(context, blend, run_dir, run_meta)
     if config.dpo_from:
         src = run_dir.parent / config.dpo_from
-        # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone
-        run_meta["stages"] = [*check_same_sft(src, run_meta).get("stages", [config.dpo_from]), run_dir.name]
+        # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone;
+        # the pack's SFT rows may have changed since (this stage trains on today's pairs only)
+        run_meta["stages"] = [*check_same_sft(src, run_meta, rows=False).get("stages", [config.dpo_from]), run_dir.name]
         init_adapter = src / "adapter"
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
                    backend=backend, resume=config.resume or bool(config.sft_from), progress=progress,
@@ -193,7 +194,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         "tokens_per_s": result.tokens_per_s,
         "wall_s": result.wall_s,
         "resumed_from": str(result.resumed_from),
-        "sft_content_hash": manifest.content_hash,
+        "sft_content_hash": run_meta["sft_content_hash"],
         "loss_curve": png_md(loss_plot_png(result.losses, result.dpo_losses), "loss curve"),
     })
 
