@@ -259,9 +259,13 @@ def install(shipped_dir: str | Path, runs_dir: str | Path, registry: Registry, m
 
 
 def _finish_run(shipped: Path, run: Path, gguf: Path) -> None:
-    """What `promote` and `truffle serve` expect next to the GGUF: Modelfile, eval report, card."""
+    """What `promote` and `truffle serve` expect next to the GGUF (Modelfile, eval report, card), and
+    the adapter, which a later stage (`truffle train --dpo-from`, `--blend`) starts from."""
     from truffle_assets.chat_format.prompt import system_prompt
     from truffle_assets.training.modelfile import write_modelfile
+
+    if not (run / "adapter").exists():
+        shutil.copytree(shipped / "adapter", run / "adapter")
 
     for rel in (*REPORTS, "base.json", MANIFEST):
         if (shipped / rel).is_file() and not (run / rel).exists():

@@ -109,6 +109,10 @@ def test_install_rebuilds_the_evaluated_gguf_and_promotes_it(tiny_run, tmp_path)
     run = rebuilt.parent.parent
     assert (run / "Modelfile").read_text().startswith("FROM ./gguf/model-q8_0.gguf")
     assert not (run / "merged").exists() and not (run / "quants").exists()  # the big intermediates go
+    # the adapter stays beside it: a `--dpo-from` stage or a blend on the installed model starts from it
+    shipped_adapter = tiny_run["shipped"] / "adapter"
+    assert {p.name: p.read_bytes() for p in (run / "adapter").iterdir()} == \
+        {p.name: p.read_bytes() for p in shipped_adapter.iterdir()}
     assert registry.verify_audit().ok
 
     again = install(tiny_run["shipped"], tmp_path / "runs", registry, base_dir=tiny_run["base"], force=True)
