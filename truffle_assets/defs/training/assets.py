@@ -156,6 +156,17 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     sft_dir, dpo_dir = models.dataset_dir("sft"), models.dataset_dir("dpo")
     manifest = ds.check_manifest(sft_dir)
     base, pre = base_for(config.base_model, models, sft_dir)
+    run_meta = {"base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
+                "sft_content_hash": manifest.content_hash, "params": config.model_dump()}
+    init_adapter, stages = None, []
+    if config.dpo_from:  # checked before a run folder is made the candidate, as a blend's sources are
+        src = Path(models.root) / "runs" / config.dpo_from
+        if not (src / "adapter" / "adapter_config.json").is_file():
+            raise dg.Failure(f"{src}: no finished adapter (adapter_config.json) to start a DPO stage from")
+        # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone;
+        # the pack's SFT rows may have changed since (this stage trains on today's pairs only)
+        stages = check_same_sft(src, run_meta, rows=False).get("stages", [config.dpo_from])
+        init_adapter = src / "adapter"
     run_dir = models.new_run_dir(context.run.run_id)
     backend = select_backend(None if config.backend == "auto" else config.backend)
     every = max(1, (config.max_steps if config.max_steps > 0 else 100) // 10)
@@ -164,19 +175,12 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
         if step % every == 0 or step == total:
             context.log.info(f"step {step}/{total} loss {loss:.4f}")
 
-    run_meta = {"base_model": config.base_model, "base_path": base, "pre_tokenizer": pre,
-                "sft_content_hash": manifest.content_hash, "params": config.model_dump()}
-    init_adapter = None
     if config.sft_from:
         reuse_sft(run_dir.parent / config.sft_from, run_dir, run_meta)
     if blend:
         return _blended(context, blend, run_dir, run_meta)
     if config.dpo_from:
-        src = run_dir.parent / config.dpo_from
-        # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone;
-        # the pack's SFT rows may have changed since (this stage trains on today's pairs only)
-        run_meta["stages"] = [*check_same_sft(src, run_meta, rows=False).get("stages", [config.dpo_from]), run_dir.name]
-        init_adapter = src / "adapter"
+        run_meta["stages"] = [*stages, run_dir.name]
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
                    backend=backend, resume=config.resume or bool(config.sft_from), progress=progress,
                    init_adapter=init_adapter)
