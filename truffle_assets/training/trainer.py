@@ -310,8 +310,8 @@ def check_same_sft(src: Path, run_meta: dict, *, rows: bool = True) -> dict:
             raise TrainingError(f"cannot start from {src.name}: base_model: {old.get('base_model')!r} there, "
                                 f"{run_meta['base_model']!r} here")
         return old
-    diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in ("base_model", "sft_content_hash")[:1 + rows]
-             if old.get(k) != run_meta[k]]
+    same = ("base_model", "sft_content_hash") if rows else ("base_model",)
+    diffs = [f"{k}: {old.get(k)!r} there, {run_meta[k]!r} here" for k in same if old.get(k) != run_meta[k]]
     diffs += [f"{k}: {old['params'].get(k)!r} there, {run_meta['params'][k]!r} here" for k in SFT_PARAMS
               if old["params"].get(k) != run_meta["params"][k]]
     if diffs:
