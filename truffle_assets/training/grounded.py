@@ -36,6 +36,7 @@ import re
 from truffle_assets.chat_format.prompt import message_lines
 from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
                                     stated_ids, synthetic_questions)
+from truffle_assets.runtime.prompts import text
 from truffle_assets.training.schemas import stable_bucket
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched. Several wordings,
@@ -128,7 +129,7 @@ def from_profile(q: Question, profile: list[str]) -> str | None:
     return None
 
 
-_WEAK = "Weak matches ("
+_WEAK = text("uncertain_note", ids="")  # the runtime's "Weak matches (…): " head, ids after it
 
 
 def without_messages(prompt: list[dict], drop: set[str]) -> list[dict]:
@@ -145,11 +146,10 @@ def without_messages(prompt: list[dict], drop: set[str]) -> list[dict]:
             if mid and mid[0][0] in drop:
                 continue
             if ln.startswith(_WEAK):
-                head, _, ids = ln.partition("): ")
-                left = [i for i in ids.split(", ") if i.removeprefix("msg:") not in drop]
+                left = [i for i in ln[len(_WEAK):].split(", ") if i.removeprefix("msg:") not in drop]
                 if not left:
                     continue
-                ln = f"{head}): {', '.join(left)}"
+                ln = _WEAK + ", ".join(left)
             kept.append(ln)
         if kept and kept[-1] == "Retrieved messages:":
             kept[-1] = "Retrieved messages: none"

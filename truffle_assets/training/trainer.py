@@ -265,8 +265,7 @@ def _second_stage(model, tokenizer, init_adapter: Path, dpo_dir, out: Path, para
         raise TrainingError("a second DPO stage runs on the TRL + PEFT backend only")
     if not (params.dpo and dpo_dir is not None):
         raise TrainingError("starting from an earlier adapter trains DPO only: set dpo and a DPO dataset")
-    if not (init_adapter / "adapter_config.json").is_file():
-        raise TrainingError(f"{init_adapter}: no finished adapter (adapter_config.json) to start from")
+    finished_adapter(init_adapter)
     model = PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
     trainable, total = check_trainable(model)
     t0 = time.perf_counter()
@@ -295,6 +294,13 @@ def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     check_same_sft(src, run_meta)  # and refuses a folder with no base.json
     # resuming needs only the newest checkpoint (its optimizer state is ~2x the adapter); not the older one
     shutil.copytree(last, Path(out_dir) / "checkpoints" / "sft" / Path(last).name)
+
+
+def finished_adapter(adapter: Path) -> Path:
+    """`adapter`, when it is a finished adapter folder a later stage can start from."""
+    if not (adapter / "adapter_config.json").is_file():
+        raise TrainingError(f"{adapter}: no finished adapter (adapter_config.json) to start from")
+    return adapter
 
 
 def check_same_sft(src: Path, run_meta: dict, *, rows: bool = True) -> dict:

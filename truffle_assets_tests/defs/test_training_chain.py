@@ -214,7 +214,7 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         pruned = dg.materialize([lora_adapter], instance=instance, resources=resources, raise_on_error=False,
                                 run_config={"ops": {"lora_adapter": {"config": {**lora, "dpo_from": "no-such-run"}}}})
         failure = next(e for e in pruned.all_events if e.is_step_failure)
-        assert "no-such-run: no finished adapter" in str(failure.event_specific_data.error)
+        assert "no-such-run/adapter: no finished adapter" in str(failure.event_specific_data.error)
         assert models.candidate_dir() == second  # both refused before a run folder was made the candidate
     finally:
         pointer.write_text(before)

@@ -148,7 +148,8 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
     ),
 )
 def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: ModelsResource) -> dg.MaterializeResult:
-    from truffle_assets.training.trainer import check_same_sft, loss_plot_png, reuse_sft, select_backend, train
+    from truffle_assets.training.trainer import (check_same_sft, finished_adapter, loss_plot_png, reuse_sft,
+                                                 select_backend, train)
 
     if sum(map(bool, (config.sft_from, config.dpo_from, config.blend))) > 1:  # before a run folder is made
         raise dg.Failure("sft_from, dpo_from and blend each pick where the adapter comes from; set one")
@@ -161,12 +162,10 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     init_adapter, stages = None, []
     if config.dpo_from:  # checked before a run folder is made the candidate, as a blend's sources are
         src = Path(models.root) / "runs" / config.dpo_from
-        if not (src / "adapter" / "adapter_config.json").is_file():
-            raise dg.Failure(f"{src}: no finished adapter (adapter_config.json) to start a DPO stage from")
+        init_adapter = finished_adapter(src / "adapter")
         # every run the adapter went through, first (SFT + DPO) to this one, read from the last run alone;
         # the pack's SFT rows may have changed since (this stage trains on today's pairs only)
         stages = check_same_sft(src, run_meta, rows=False).get("stages", [config.dpo_from])
-        init_adapter = src / "adapter"
     run_dir = models.new_run_dir(context.run.run_id)
     backend = select_backend(None if config.backend == "auto" else config.backend)
     every = max(1, (config.max_steps if config.max_steps > 0 else 100) // 10)
