@@ -16,7 +16,8 @@ prompt of every second example (every example of the refusal kinds) and pair the
 realistic failure (prose around an envelope, fences, wrong tool, write tool, leaked secret, missing or
 malformed citations, raw HTML); `over_refusal` pairs prefer each tool call's and grounded answer's
 own answer to a refusal sentence; `over_cited` pairs prefer each recorded runtime answer to itself
-with one more citation, of a shown line that has nothing to do with it.
+with one more citation, of a shown line that has nothing to do with it; `refusal_tail` pairs prefer it
+to itself followed by the secrets refusal.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 12  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 13  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
@@ -473,6 +474,8 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         _add_pair(dpo, source_id, "grounded_answer", ex, split)
         if (extra := over_cited(ex.prompt, ex.chosen)) is not None:  # the same answer, one unrelated citation more
             _add_pair(dpo, source_id, "over_cited", Example(ex.prompt, ex.chosen, extra), split)
+        tailed = refusal_tail(random.Random(f"{seed}/refusal_tail/{source_id}"), ex.chosen)
+        _add_pair(dpo, source_id, "refusal_tail", Example(ex.prompt, ex.chosen, tailed), split)
     return sft, dpo
 
 
@@ -483,6 +486,15 @@ def _refusal(rng: random.Random, s: dict) -> str:
         return fill(rng.choice(t["answers"]), s | {"noun": t["kinds"][rng.choice(list(t["kinds"]))]["noun"]})
     t = _templates("write_refusal")
     return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
+
+
+def refusal_tail(rng: random.Random, answer: str) -> str:
+    """The answer with the secrets refusal after it. Stages trained on the refusal kinds without
+    `over_refusal` pairs (runs 22-24) ended grounded answers so ("… [msg:…]. I won't repeat that.
+    Under Truffle's memory-safety rule, …"), an uncited sentence nobody asked for; the over-refusal
+    pairs that mended it (run 25) also took the refusals where they belong. These reject only the tail."""
+    t = _templates("privacy_refusal")
+    return f"{answer.rstrip()} {fill(rng.choice(t['answers']), {'noun': t['kinds'][rng.choice(sorted(t['kinds']))]['noun']})}"
 
 
 _OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent",

@@ -59,7 +59,7 @@ def test_counts_per_kind(rows):
     assert Counter(r["kind"] for r in dpo) == Counter({k: n + pack.SAFETY_DPO_EXTRA if k in pack.SAFETY_KINDS
                                                        else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
         + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS, "over_cited": over_cited,
-                   "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM)})
+                   "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM), "refusal_tail": recorded})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
@@ -182,6 +182,27 @@ def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
         used |= {i for i, p in enumerate(refusals) if p.fullmatch(r["rejected"])}
         assert any(p.fullmatch(r["rejected"]) for p in refusals) and "{" not in r["rejected"], r["rejected"]
     assert used == set(range(len(refusals)))  # every refusal sentence is pushed down somewhere
+
+
+def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
+    """Runs 22-24 ended grounded answers with the secrets refusal; each recorded runtime answer
+    rejects itself followed by one, and nothing else differs."""
+    sft, dpo = rows
+    recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
+    tails = by_kind(dpo, "refusal_tail")
+    assert {r["source_id"] for r in tails} == set(recorded)
+    refusals = [re.compile(".+".join(map(re.escape, re.split(r"\{\w+\}", s))))
+                for s in pack._templates("privacy_refusal")["answers"]]
+    used = set()
+    for r in tails:
+        row = recorded[r["source_id"]]
+        assert (r["prompt"], r["chosen"], r["split"]) == (row["prompt"], row["chosen"], row["split"])
+        assert r["rejected"].startswith(r["chosen"].rstrip() + " ")
+        tail = r["rejected"][len(r["chosen"].rstrip()) + 1:]
+        used |= {i for i, p in enumerate(refusals) if p.fullmatch(tail)}
+        assert any(p.fullmatch(tail) for p in refusals) and "{" not in tail, tail
+        DPORow.model_validate(r)
+    assert used == set(range(len(refusals)))
 
 
 def test_over_cited_pairs_reject_one_unrelated_citation_more(rows):
