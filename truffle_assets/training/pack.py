@@ -490,7 +490,7 @@ def _refusal(rng: random.Random, s: dict) -> str:
 
 def refusal_tail(rng: random.Random, answer: str) -> str:
     """The answer with the secrets refusal after it. Stages trained on the refusal kinds without
-    `over_refusal` pairs (runs 22-24) ended grounded answers so ("… [msg:…]. I won't repeat that.
+    `over_refusal` pairs (runs 23 and 24) ended grounded answers so ("… [msg:…]. I won't repeat that.
     Under Truffle's memory-safety rule, …"), an uncited sentence nobody asked for; the over-refusal
     pairs that mended it (run 25) also took the refusals where they belong. These reject only the tail."""
     t = _templates("privacy_refusal")

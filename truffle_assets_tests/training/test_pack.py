@@ -185,7 +185,7 @@ def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
 
 
 def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
-    """Runs 22-24 ended grounded answers with the secrets refusal; each recorded runtime answer
+    """Runs 23 and 24 ended grounded answers with the secrets refusal; each recorded runtime answer
     rejects itself followed by one, and nothing else differs."""
     sft, dpo = rows
     recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
