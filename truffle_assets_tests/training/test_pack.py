@@ -166,14 +166,19 @@ def test_toolcall_targets_parse_and_negatives_are_prose(rows):
         assert not rejected.ok or not chosen.ok or rejected.calls != chosen.calls, r["rejected"]
 
 
+def refusal_patterns(*kinds: str) -> list[re.Pattern]:
+    """Each refusal template of these pack kinds as a pattern, its `{slot}`s matching any text."""
+    return [re.compile(".+".join(map(re.escape, re.split(r"\{\w+\}", s))))
+            for kind in kinds for s in pack._templates(kind)["answers"]]
+
+
 def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
     """A harmless question refused with the secrets or write sentence is the failure DPO produced
     when only refusals were ever preferred (tenth and eleventh runs)."""
     sft, dpo = rows
     own = {(r["source_id"], json.dumps(r["messages"][:-1])): r for r in sft}
     over = by_kind(dpo, "over_refusal")
-    refusals = [re.compile(".+".join(map(re.escape, re.split(r"\{\w+\}", s))))
-                for s in pack._templates("privacy_refusal")["answers"] + pack._templates("write_refusal")["answers"]]
+    refusals = refusal_patterns("privacy_refusal", "write_refusal")
     used = set()
     for r in over:
         row = own[(r["source_id"], json.dumps(r["prompt"]))]  # the same prompt, split and kind's row
@@ -191,8 +196,7 @@ def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
     recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
     tails = by_kind(dpo, "refusal_tail")
     assert {r["source_id"] for r in tails} == set(recorded)
-    refusals = [re.compile(".+".join(map(re.escape, re.split(r"\{\w+\}", s))))
-                for s in pack._templates("privacy_refusal")["answers"]]
+    refusals = refusal_patterns("privacy_refusal")
     used = set()
     for r in tails:
         row = recorded[r["source_id"]]
