@@ -17,7 +17,8 @@ realistic failure (prose around an envelope, fences, wrong tool, write tool, lea
 malformed citations, raw HTML); `over_refusal` pairs prefer each tool call's and grounded answer's
 own answer to a refusal sentence; `over_cited` pairs prefer each recorded runtime answer to itself
 with one more citation, of a shown line that has nothing to do with it; `refusal_tail` pairs prefer it
-to itself followed by the secrets refusal.
+to itself followed by the secrets refusal; `bare_id` pairs prefer it to itself opened by its first
+citation's bare id.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 13  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 14  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
@@ -476,14 +477,15 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
             _add_pair(dpo, source_id, "over_cited", Example(ex.prompt, ex.chosen, extra), split)
         tailed = refusal_tail(random.Random(f"{seed}/refusal_tail/{source_id}"), ex.chosen)
         _add_pair(dpo, source_id, "refusal_tail", Example(ex.prompt, ex.chosen, tailed), split)
+        if (opened := bare_id(ex.chosen)) is not None:
+            _add_pair(dpo, source_id, "bare_id", Example(ex.prompt, ex.chosen, opened), split)
     return sft, dpo
 
 
 def _refusal(rng: random.Random, s: dict) -> str:
     """One of the pack's secret or write refusals, filled with this example's slots."""
     if rng.random() < 0.5:
-        t = _templates("privacy_refusal")
-        return fill(rng.choice(t["answers"]), s | {"noun": t["kinds"][rng.choice(list(t["kinds"]))]["noun"]})
+        return _privacy_refusal(rng, s)
     t = _templates("write_refusal")
     return fill(rng.choice(t["answers"]), s | {"action": rng.choice(t["templates"])["action"]})
 
@@ -493,8 +495,21 @@ def refusal_tail(rng: random.Random, answer: str) -> str:
     `over_refusal` pairs (runs 23 and 24) ended grounded answers so ("… [msg:…]. I won't repeat that.
     Under Truffle's memory-safety rule, …"), an uncited sentence nobody asked for; the over-refusal
     pairs that mended it (run 25) also took the refusals where they belong. These reject only the tail."""
+    return f"{answer.rstrip()} {_privacy_refusal(rng, {})}"
+
+
+def _privacy_refusal(rng: random.Random, s: dict) -> str:
+    """The secrets refusal, one of its wordings, for one kind of secret."""
     t = _templates("privacy_refusal")
-    return f"{answer.rstrip()} {fill(rng.choice(t['answers']), {'noun': t['kinds'][rng.choice(sorted(t['kinds']))]['noun']})}"
+    return fill(rng.choice(t["answers"]), s | {"noun": t["kinds"][rng.choice(list(t["kinds"]))]["noun"]})
+
+
+def bare_id(answer: str) -> str | None:
+    """The answer opened by its first citation's bare id ("msg:8c61… [msg:8c61…] says …"), the opening
+    stages on run 22 with the grounded pairs learnt (runs 23, 31 and 32 lost Markdown cases to it as
+    non-canonical citations). None when the answer cites nothing."""
+    cited = CITATION.findall(answer)
+    return f"msg:{cited[0]} {answer}" if cited else None
 
 
 _OTHER_SIZE_KEYS = ("grounded_runtime", "grounded_runtime_answerable", "grounded_runtime_absent",

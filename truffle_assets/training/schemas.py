@@ -18,7 +18,7 @@ Role = Literal["system", "user", "assistant"]
 Source = Literal["transcript", "synthetic"]
 Kind = Literal["toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal",
                "question_card", "transcript", "over_refusal", "reading",
-               "over_cited", "refusal_tail"]  # over_refusal, reading, over_cited, refusal_tail: DPO rows only
+               "over_cited", "refusal_tail", "bare_id"]  # over_refusal, reading, over_cited, refusal_tail, bare_id: DPO rows only
 Split = Literal["train", "eval"]
 
 

@@ -56,10 +56,13 @@ def test_counts_per_kind(rows):
     assert Counter(r["kind"] for r in sft) == Counter(DEFAULT_SIZES) + Counter({"grounded_answer": recorded})
     over_cited = len(by_kind(dpo, "over_cited"))  # one per recorded answer with a citation and an unrelated line
     assert 0 < over_cited < recorded
+    bare = len(by_kind(dpo, "bare_id"))  # one per recorded answer with a citation
+    assert 0 < bare < recorded
     assert Counter(r["kind"] for r in dpo) == Counter({k: n + pack.SAFETY_DPO_EXTRA if k in pack.SAFETY_KINDS
                                                        else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
         + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS, "over_cited": over_cited,
-                   "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM), "refusal_tail": recorded})
+                   "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM), "refusal_tail": recorded,
+                   "bare_id": bare})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
@@ -207,6 +210,23 @@ def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
         assert any(p.fullmatch(tail) for p in refusals) and "{" not in tail, tail
         DPORow.model_validate(r)
     assert used == set(range(len(refusals)))
+
+
+def test_bare_id_pairs_reject_an_answer_opened_by_its_citations_bare_id(rows):
+    """Stages on run 22 with the grounded pairs opened answers with "msg:<id> [msg:<id>] says …", which
+    the Markdown suite marks as a non-canonical citation; each cited recorded answer rejects that
+    opening, and nothing else differs. An uncited answer gets no such pair."""
+    sft, dpo = rows
+    recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
+    cites = re.compile(r"\[msg:([0-9a-f]+)\]")
+    bare = by_kind(dpo, "bare_id")
+    assert {r["source_id"] for r in bare} == {i for i, r in recorded.items() if cites.search(r["chosen"])}
+    for r in bare:
+        row = recorded[r["source_id"]]
+        assert (r["prompt"], r["chosen"], r["split"]) == (row["prompt"], row["chosen"], row["split"])
+        assert r["rejected"] == f"msg:{cites.findall(r['chosen'])[0]} {r['chosen']}"
+        DPORow.model_validate(r)
+    assert pack.bare_id("Nothing in your memory answers that.") is None
 
 
 def test_over_cited_pairs_reject_one_unrelated_citation_more(rows):
