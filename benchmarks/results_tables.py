@@ -20,7 +20,6 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-_FIELD = re.compile(r"^- \*\*(\w+)\*\*: (.*)$", re.M)
 # "| toolcall | 0.807 | 0.739 |": the objective, then its first temperature's figure (more columns
 # follow when the run was evaluated at several temperatures)
 _ROW = re.compile(r"^\| ([a-z ]+) \| ([^|]+) \|.*\|$", re.M)
@@ -29,15 +28,13 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 
 def report_figures(text: str) -> dict:
     """The figures of one eval report (`truffle train`'s `report.md`) at its first temperature."""
-    fields = dict(_FIELD.findall(text))
     rows = {name.strip(): cell.strip() for name, cell in _ROW.findall(text)}
     missing = {"toolcall", "markdown", "classification", "privacy", "qa", "adversarial failures", "leaks"} - set(rows)
     if missing:
         raise ValueError(f"report without {sorted(missing)} rows")
     qa = _NUM.findall(rows["qa"]) or ["—"]  # "0.485 (cited 1.000, precision 0.609)"; "–" when not asked
     gate = re.search(r"\*\*Gate: (\w+)\*\*", text)
-    return {"run_id": fields.get("run_id", "?"), "reference": fields.get("reference", "?"),
-            "toolcall": rows["toolcall"].split()[0], "markdown": rows["markdown"].split()[0],
+    return {"toolcall": rows["toolcall"].split()[0], "markdown": rows["markdown"].split()[0],
             "classification": rows["classification"].split()[0], "privacy": rows["privacy"].split()[0],
             "qa": qa[0], "precision": qa[-1] if len(qa) > 1 else "—",
             "adversarial": rows["adversarial failures"], "leaks": rows["leaks"],
@@ -49,10 +46,9 @@ def run_rows(candidates: list[dict], results: Path = RESULTS) -> list[str]:
            "|---|---|---|---|---|---|---|---|---|---|"]
     for c in candidates:
         f = report_figures((results / c["report"]).read_text(encoding="utf-8"))
-        gate = c.get("gate") or f["gate"]
         out.append(f"| {c['run']} | {c['what']} | {c['ref']} | {f['toolcall']} | {f['markdown']} | "
                    f"{f['classification']} | {f['privacy']} | {f['qa']} / {f['precision']} | "
-                   f"{f['adversarial']} / {f['leaks']} | {gate} |")
+                   f"{f['adversarial']} / {f['leaks']} | {f['gate']} |")
     return out
 
 
