@@ -8,6 +8,11 @@ llama.cpp convert with its pre-tokenizer, quantize to the selected type) and pro
 only when its sha256 is the recorded one: another torch, transformers or llama.cpp, another base, or
 an edited adapter gives a different model than the one that passed the gate, and that one is not
 served. A model already active in the registry is the user's choice and is left alone.
+
+A blend (`truffle train --blend`) has no trained adapter of its own, and its concatenated one is as
+large as its parts together. It ships as those parts under `parts/<run_id>/`, and `install` blends
+them again (`training.blend` is exact and deterministic) and checks the result against the blended
+file's recorded sha256. A part that is also shipped on its own is the same bytes, which git stores once.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ MANIFEST = "ship.json"
 TEMPLATE = "serving_template.jinja"  # the chat template the evaluated GGUF was converted with
 REPORTS = ("eval/report.json", "eval/report.md", "model_card.md")
 TOOLCHAIN = ("torch", "transformers", "peft", "llama-cpp-python")
+WEIGHTS = "adapter_model.safetensors"
+PARTS = "parts"  # a blend's source adapters, one folder per run
 
 
 class ShipError(RuntimeError):
@@ -104,17 +111,17 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
     if not {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in adapter_files}:
         raise ShipError(f"{run}/adapter lacks adapter_config.json or adapter_model.safetensors")
 
+    blend = base.get("blend") or []
     dest = Path(dest_root) / run.name
     tmp = dest.with_name(f".{run.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "adapter").mkdir(parents=True)
     for p in adapter_files:
-        shutil.copyfile(p, tmp / "adapter" / p.name)
-    # the training machine's base path is no use elsewhere (install passes the base explicitly)
-    config_path = tmp / "adapter" / "adapter_config.json"
-    config = json.loads(config_path.read_text())
-    config["base_model_name_or_path"] = base["base_model"]
-    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+        if not (blend and p.name == WEIGHTS):  # a blend's weights are rebuilt from its parts
+            shutil.copyfile(p, tmp / "adapter" / p.name)
+    _set_base(tmp / "adapter" / "adapter_config.json", base["base_model"])
+    if blend:
+        _ship_parts(run, blend, base["base_model"], tmp)
     write_json_atomic(tmp / "base.json", {k: v for k, v in base.items() if k != "base_path"})
     for rel in REPORTS:
         if (run / rel).is_file():
@@ -129,7 +136,11 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
         "gguf_name": gguf.name,
         "gguf_sha256": sha256_file(gguf),
         "gguf_bytes": gguf.stat().st_size,
-        "adapter_sha256": {p.name: sha256_file(p) for p in sorted((tmp / "adapter").iterdir())},
+        "adapter_sha256": {p.name: sha256_file(p) for p in sorted((tmp / "adapter").iterdir())}
+                          | ({WEIGHTS: sha256_file(run / "adapter" / WEIGHTS)} if blend else {}),
+        "blend": blend,
+        "parts_sha256": {str(p.relative_to(tmp / PARTS)): sha256_file(p) for p in sorted((tmp / PARTS).rglob("*"))
+                         if p.is_file()} if blend else {},
         "template_sha256": sha256_file(tmp / TEMPLATE),
         "toolchain": _toolchain(),  # what shipped it: a rebuild with other versions may differ
         "shipped_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -137,6 +148,61 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
     return dest
+
+
+def _set_base(config_path: Path, base_model: str) -> None:
+    """The training machine's base path is no use elsewhere (install passes the base explicitly)."""
+    config = json.loads(config_path.read_text())
+    config["base_model_name_or_path"] = base_model
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def _ship_parts(run: Path, blend: list[dict], base_model: str, tmp: Path) -> None:
+    """Copy each blended run's adapter to `tmp/parts/<run>/` and check that blending them again gives
+    the run's adapter byte for byte, so `install` can do the same."""
+    for part in blend:
+        src, out = run.parent / part["run"] / "adapter", tmp / PARTS / part["run"]
+        if not all((src / name).is_file() for name in ("adapter_config.json", WEIGHTS)):
+            raise ShipError(f"{run.name} blends {part['run']}, but {src} lacks adapter_config.json or {WEIGHTS}")
+        out.mkdir(parents=True)
+        for name in ("adapter_config.json", WEIGHTS):
+            shutil.copyfile(src / name, out / name)
+        _set_base(out / "adapter_config.json", base_model)
+    got = sha256_file(_reblend(tmp, blend, tmp / ".reblend") / WEIGHTS)
+    shutil.rmtree(tmp / ".reblend")
+    if got != sha256_file(run / "adapter" / WEIGHTS):
+        raise ShipError(f"blending {', '.join(p['run'] for p in blend)} again does not give {run}/adapter/{WEIGHTS}: "
+                        "a part's adapter changed since the blend")
+
+
+def _reblend(shipped: Path, blend: list[dict], out: Path) -> Path:
+    from truffle_assets.training.blend import blend_adapters
+
+    return blend_adapters([(shipped / PARTS / p["run"], float(p["weight"])) for p in blend], out)
+
+
+def adapter_for(shipped_dir: Path, manifest: dict, run: Path) -> Path:
+    """The shipped adapter folder, or for a blend its parts blended again into `run/adapter`, checked
+    against the blended weights' recorded sha256."""
+    if not manifest.get("blend"):
+        return shipped_dir / "adapter"
+    adapter = run / "adapter"
+    want = manifest["adapter_sha256"][WEIGHTS]
+    if (adapter / WEIGHTS).is_file() and sha256_file(adapter / WEIGHTS) == want:
+        return adapter
+    tmp = run / ".adapter.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    _reblend(shipped_dir, manifest["blend"], tmp / "blend")
+    shutil.copytree(shipped_dir / "adapter", tmp / "adapter")
+    os.replace(tmp / "blend" / WEIGHTS, tmp / "adapter" / WEIGHTS)
+    got = sha256_file(tmp / "adapter" / WEIGHTS)
+    if got != want:
+        raise ShipRefused(f"blending {shipped_dir / PARTS} gave {WEIGHTS} sha256 {got}, not the shipped {want}; "
+                          "not installed")
+    shutil.rmtree(adapter, ignore_errors=True)
+    os.replace(tmp / "adapter", adapter)
+    shutil.rmtree(tmp)
+    return adapter
 
 
 def read_manifest(shipped_dir: str | Path) -> dict:
@@ -163,8 +229,12 @@ def latest_shipped(root: str | Path = SHIPPED_DIR) -> Path | None:
 
 def check_shipped(shipped_dir: Path, manifest: dict) -> None:
     """Every shipped input is the file `ship` recorded (a cheap check before a minutes-long rebuild)."""
-    expected = {**{f"adapter/{n}": h for n, h in manifest["adapter_sha256"].items()},
+    blended = bool(manifest.get("blend"))  # its weights are checked once blended again (`adapter_for`)
+    expected = {**{f"adapter/{n}": h for n, h in manifest["adapter_sha256"].items() if not (blended and n == WEIGHTS)},
+                **{f"{PARTS}/{n}": h for n, h in (manifest.get("parts_sha256") or {}).items()},
                 **({TEMPLATE: manifest["template_sha256"]} if manifest.get("template_sha256") else {})}
+    if blended and not manifest.get("parts_sha256"):
+        raise ShipError(f"{shipped_dir / MANIFEST}: a blend without parts_sha256")
     for rel, want in expected.items():
         path = shipped_dir / rel
         got = sha256_file(path) if path.is_file() else "missing"
@@ -188,7 +258,7 @@ def rebuild(shipped_dir: Path, manifest: dict, run: Path, base_dir: str | Path) 
     from truffle_assets.training.trainer import merge
 
     template = (shipped_dir / TEMPLATE).read_bytes().decode("utf-8")
-    merged = merge(base_dir, shipped_dir / "adapter", run / "merged", template)
+    merged = merge(base_dir, adapter_for(shipped_dir, manifest, run), run / "merged", template)
     quants, name, quant = run / "quants", manifest["gguf_name"], manifest["quant"]
     try:
         if quant == "f16":
@@ -252,19 +322,21 @@ def install(shipped_dir: str | Path, runs_dir: str | Path, registry: Registry, m
         os.replace(built, target)
         if (run / "quants").is_dir() and not any((run / "quants").iterdir()):
             (run / "quants").rmdir()
-    _finish_run(shipped, run, target)
+    _finish_run(shipped, manifest, run, target)
     model = registry.promote(run, gate_passed=True, reason=f"shipped with the repository: {_shown(shipped)}")
     return InstallResult("installed", run_id, f"{run_id} is the active model ({model.gguf_path}, sha256 {want[:16]}…)",
                          model.gguf_path, rebuilt, round(time.perf_counter() - t0, 2))
 
 
-def _finish_run(shipped: Path, run: Path, gguf: Path) -> None:
+def _finish_run(shipped: Path, manifest: dict, run: Path, gguf: Path) -> None:
     """What `promote` and `truffle serve` expect next to the GGUF (Modelfile, eval report, card), and
     the adapter, which a later stage (`truffle train --dpo-from`, `--blend`) starts from."""
     from truffle_assets.chat_format.prompt import system_prompt
     from truffle_assets.training.modelfile import write_modelfile
 
-    if not (run / "adapter").exists():
+    if manifest.get("blend"):
+        adapter_for(shipped, manifest, run)
+    elif not (run / "adapter").exists():
         shutil.copytree(shipped / "adapter", run / "adapter")
 
     for rel in (*REPORTS, "base.json", MANIFEST):

@@ -11,7 +11,7 @@ import pytest
 from truffle_assets.cli import main as truffle
 from truffle_assets.files import sha256_file
 from truffle_assets.registry import Registry
-from truffle_assets.training.shipped import MANIFEST, ShipRefused, install, read_manifest, ship
+from truffle_assets.training.shipped import MANIFEST, ShipError, ShipRefused, install, read_manifest, ship
 
 pytest.importorskip("llama_cpp")
 
@@ -211,3 +211,85 @@ def test_cli_ship_and_install_shipped(tiny_run, tmp_path, capsys):
     assert truffle(fresh) == 2
     assert "is not the shipped" in capsys.readouterr().err
     assert Registry(tmp_path / "r2").active() is None
+
+
+@pytest.fixture(scope="module")
+def tiny_blend(tiny_run):
+    """A gate-passed blend of the tiny run and a second adapter (the first's B weights scaled by -0.5),
+    merged and exported as the chain does."""
+    from safetensors.torch import load_file, save_file
+
+    from truffle_assets.chat_format.template import serving_template
+    from truffle_assets.training.artifacts import export_gguf
+    from truffle_assets.training.blend import blend_adapters
+    from truffle_assets.training.trainer import merge
+
+    runs, first = tiny_run["root"] / "runs", tiny_run["run"]
+    other = runs / "20260101-000001-tinyrun1"
+    shutil.copytree(first / "adapter", other / "adapter")
+    weights = other / "adapter" / "adapter_model.safetensors"
+    save_file({k: v * -0.5 if "lora_B" in k else v for k, v in load_file(str(weights)).items()}, str(weights))
+    blend = runs / "20260101-000002-blend000"
+    parts = [{"run": first.name, "weight": 0.7}, {"run": other.name, "weight": 0.3}]
+    blend_adapters([(runs / p["run"] / "adapter", p["weight"]) for p in parts], blend / "adapter")
+    (blend / "base.json").write_text(json.dumps({**json.loads((first / "base.json").read_text()), "blend": parts}))
+    merge(tiny_run["base"], blend / "adapter", blend / "merged", serving_template())
+    prompt = _rows()[0]["messages"][:-1]
+    exp = export_gguf(blend / "merged", blend / "quants", [prompt], prompt, quants=("q8_0",), min_agreement=0.0,
+                      pre_tokenizer="qwen2", max_tokens=4)
+    (blend / "gguf").mkdir()
+    gguf = blend / "gguf" / Path(exp.selected_path).name
+    shutil.copyfile(exp.selected_path, gguf)
+    _report(blend, passed=True)
+    return {"run": blend, "gguf": gguf, "other": other, "shipped": ship(blend, tiny_run["root"] / "shipped")}
+
+
+def test_a_blend_ships_as_its_parts_and_installs_the_evaluated_gguf(tiny_run, tiny_blend, tmp_path):
+    shipped, blend = tiny_blend["shipped"], tiny_blend["run"]
+    manifest = read_manifest(shipped)
+    assert [p["run"] for p in manifest["blend"]] == [tiny_run["run"].name, tiny_blend["other"].name]
+    # the concatenated weights are not shipped; each part's are, byte for byte (git stores a shared one once)
+    assert not (shipped / "adapter" / "adapter_model.safetensors").exists()
+    for part in (tiny_run["run"], tiny_blend["other"]):
+        assert (shipped / "parts" / part.name / "adapter_model.safetensors").read_bytes() == \
+            (part / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert (shipped / "parts" / tiny_run["run"].name / "adapter_model.safetensors").read_bytes() == \
+        (tiny_run["shipped"] / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert manifest["adapter_sha256"]["adapter_model.safetensors"] == \
+        sha256_file(blend / "adapter" / "adapter_model.safetensors")
+
+    registry = Registry(tmp_path / "registry", key=KEY)
+    result = install(shipped, tmp_path / "runs", registry, base_dir=tiny_run["base"])
+    installed = tmp_path / "runs" / blend.name
+    assert result.status == "installed" and result.rebuilt
+    assert sha256_file(installed / "gguf" / "model-q8_0.gguf") == sha256_file(tiny_blend["gguf"])
+    assert registry.active().run_id == blend.name
+    # the blended adapter is there for a later stage to start from, as for a trained run
+    assert (installed / "adapter" / "adapter_model.safetensors").read_bytes() == \
+        (blend / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert not (installed / ".adapter.tmp").exists() and not (installed / "merged").exists()
+
+
+def test_a_blend_with_a_changed_part_is_neither_shipped_nor_installed(tiny_run, tiny_blend, tmp_path):
+    shipped = tmp_path / "shipped" / tiny_blend["run"].name
+    shutil.copytree(tiny_blend["shipped"], shipped)
+    part = shipped / "parts" / tiny_blend["other"].name / "adapter_model.safetensors"
+    _flip_sign(part)
+    registry = Registry(tmp_path / "registry", key=KEY)
+    with pytest.raises(ShipRefused, match="adapter_model.safetensors: sha256 .* is not the shipped"):
+        install(shipped, tmp_path / "runs", registry, base_dir=tiny_run["base"])
+    manifest = json.loads((shipped / MANIFEST).read_text())  # the part's hash updated too: the blend tells
+    manifest["parts_sha256"][f"{tiny_blend['other'].name}/adapter_model.safetensors"] = sha256_file(part)
+    (shipped / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ShipRefused, match="blending .* not the shipped"):
+        install(shipped, tmp_path / "runs", registry, base_dir=tiny_run["base"])
+    assert registry.active() is None and not list((tmp_path / "runs").glob("*/gguf/*.gguf"))
+
+    # a part trained on after the blend was made: shipping it would not rebuild the evaluated model
+    runs = tmp_path / "train-runs"
+    for run in (tiny_run["run"], tiny_blend["other"], tiny_blend["run"]):
+        shutil.copytree(run, runs / run.name, ignore=shutil.ignore_patterns("merged", "quants", "checkpoints"))
+    _flip_sign(runs / tiny_blend["other"].name / "adapter" / "adapter_model.safetensors")
+    with pytest.raises(ShipError, match="does not give"):
+        ship(runs / tiny_blend["run"].name, tmp_path / "shipped2")
+    assert not (tmp_path / "shipped2" / tiny_blend["run"].name).exists()
