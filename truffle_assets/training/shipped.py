@@ -188,8 +188,10 @@ def adapter_for(shipped_dir: Path, manifest: dict, run: Path) -> Path:
         return shipped_dir / "adapter"
     adapter = run / "adapter"
     want = manifest["adapter_sha256"][WEIGHTS]
-    if (adapter / WEIGHTS).is_file() and sha256_file(adapter / WEIGHTS) == want:
-        return adapter
+    if (adapter / WEIGHTS).is_file():
+        if sha256_file(adapter / WEIGHTS) == want:
+            return adapter
+        raise ShipError(f"{adapter} holds another adapter than the shipped blend: move that run folder away first")
     tmp = run / ".adapter.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     _reblend(shipped_dir, manifest["blend"], tmp / "blend")
@@ -199,7 +201,7 @@ def adapter_for(shipped_dir: Path, manifest: dict, run: Path) -> Path:
     if got != want:
         raise ShipRefused(f"blending {shipped_dir / PARTS} gave {WEIGHTS} sha256 {got}, not the shipped {want}; "
                           "not installed")
-    shutil.rmtree(adapter, ignore_errors=True)
+    shutil.rmtree(adapter, ignore_errors=True)  # a folder without weights: an interrupted copy
     os.replace(tmp / "adapter", adapter)
     shutil.rmtree(tmp)
     return adapter

@@ -11,7 +11,8 @@ import pytest
 from truffle_assets.cli import main as truffle
 from truffle_assets.files import sha256_file
 from truffle_assets.registry import Registry
-from truffle_assets.training.shipped import MANIFEST, ShipError, ShipRefused, install, read_manifest, ship
+from truffle_assets.training.shipped import (MANIFEST, ShipError, ShipRefused, adapter_for, install, read_manifest,
+                                             ship)
 
 pytest.importorskip("llama_cpp")
 
@@ -268,6 +269,10 @@ def test_a_blend_ships_as_its_parts_and_installs_the_evaluated_gguf(tiny_run, ti
     assert (installed / "adapter" / "adapter_model.safetensors").read_bytes() == \
         (blend / "adapter" / "adapter_model.safetensors").read_bytes()
     assert not (installed / ".adapter.tmp").exists() and not (installed / "merged").exists()
+    # a run folder holding another adapter under that id is not overwritten
+    _flip_sign(installed / "adapter" / "adapter_model.safetensors")
+    with pytest.raises(ShipError, match="another adapter than the shipped blend"):
+        adapter_for(shipped, manifest, installed)
 
 
 def test_a_blend_with_a_changed_part_is_neither_shipped_nor_installed(tiny_run, tiny_blend, tmp_path):
