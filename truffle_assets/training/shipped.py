@@ -35,6 +35,7 @@ TEMPLATE = "serving_template.jinja"  # the chat template the evaluated GGUF was 
 REPORTS = ("eval/report.json", "eval/report.md", "model_card.md")
 TOOLCHAIN = ("torch", "transformers", "peft", "llama-cpp-python")
 WEIGHTS = "adapter_model.safetensors"
+ADAPTER_FILES = ("adapter_config.json", WEIGHTS)  # what a merge needs of an adapter, at the least
 PARTS = "parts"  # a blend's source adapters, one folder per run
 
 
@@ -108,8 +109,8 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
         raise ShipError(f"{gguf}: no tokenizer.chat_template in its metadata")
     adapter_files = sorted(p for p in (run / "adapter").iterdir() if p.is_file() and p.name != "README.md") \
         if (run / "adapter").is_dir() else []
-    if not {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in adapter_files}:
-        raise ShipError(f"{run}/adapter lacks adapter_config.json or adapter_model.safetensors")
+    if not set(ADAPTER_FILES) <= {p.name for p in adapter_files}:
+        raise ShipError(f"{run}/adapter lacks {' or '.join(ADAPTER_FILES)}")
 
     blend = base.get("blend") or []
     dest = Path(dest_root) / run.name
@@ -162,10 +163,10 @@ def _ship_parts(run: Path, blend: list[dict], base_model: str, tmp: Path) -> Non
     the run's adapter byte for byte, so `install` can do the same."""
     for part in blend:
         src, out = run.parent / part["run"] / "adapter", tmp / PARTS / part["run"]
-        if not all((src / name).is_file() for name in ("adapter_config.json", WEIGHTS)):
-            raise ShipError(f"{run.name} blends {part['run']}, but {src} lacks adapter_config.json or {WEIGHTS}")
+        if not all((src / name).is_file() for name in ADAPTER_FILES):
+            raise ShipError(f"{run.name} blends {part['run']}, but {src} lacks {' or '.join(ADAPTER_FILES)}")
         out.mkdir(parents=True)
-        for name in ("adapter_config.json", WEIGHTS):
+        for name in ADAPTER_FILES:
             shutil.copyfile(src / name, out / name)
         _set_base(out / "adapter_config.json", base_model)
     got = sha256_file(_reblend(tmp, blend, tmp / ".reblend") / WEIGHTS)
