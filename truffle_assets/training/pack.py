@@ -3,7 +3,7 @@
 Templates with slots live in `prompts/pack/*.json` (one file per kind, slot values in
 `slots.json`); this module fills them deterministically and returns SFT rows and DPO rows in the
 schemas of `schemas.py`. Kinds: `toolcall`, `grounded_answer`, `write_refusal`, `memory_type`,
-`privacy_refusal`, `question_card`, and the DPO-only `reading` (see docs/training_contracts.md and the
+`privacy_refusal`, `question_card`, and the DPO-only `reading` and `near_miss` (see docs/training_contracts.md and the
 files' `_doc`), plus the grounded answers recorded on the runtime's own prompts
 (`grounded_runtime.json`, `recorded_rows`, written by `training.grounded`), kept as they were recorded.
 
@@ -18,7 +18,9 @@ malformed citations, raw HTML); `over_refusal` pairs prefer each tool call's and
 own answer to a refusal sentence; `over_cited` pairs prefer each recorded runtime answer to itself
 with one more citation, of a shown line that has nothing to do with it; `refusal_tail` pairs prefer it
 to itself followed by the secrets refusal; `bare_id` pairs prefer it to itself opened by its first
-citation's bare id.
+citation's bare id; `over_absent` pairs prefer each answerable one to "not in your memory". The
+DPO-only `near_miss` pairs prefer "not in your memory" to a value invented from a shown line on the
+question's topic.
 """
 
 from __future__ import annotations
@@ -35,15 +37,17 @@ from typing import Any
 
 from truffle_assets.chat_format.prompt import chat_prompt, context_block, day_text, speaker, system_prompt
 from truffle_assets.paths import PROMPTS_DIR
+from truffle_assets.evals.qa import says_absent
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
-from truffle_assets.training.grounded import CITATION, over_cited
-from truffle_assets.training.schemas import row_id, split_for
+from truffle_assets.training.grounded import CITATION, NOT_FOUND_WORDINGS, over_cited
+from truffle_assets.training.schemas import row_id, split_for, stable_bucket
 
-GENERATOR_VERSION = 14  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 15  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
-KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading")
+KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading",
+         "near_miss")
 # SFT rows; DPO rows: every second one. Beside the grounded answers recorded on the runtime's own
 # prompts (`recorded_rows`, 172 of them; 96 kept below), which are the product's main job. At batch 1
 # a 150-step run saw under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
@@ -60,7 +64,7 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
 #   with no evidence shown (invented, cited facts) instead of searching. Training time follows
 #   tokens, not rows, so the shorter pack buys ~200 steps for the time 150 took.
 DEFAULT_SIZES = {"toolcall": 90, "grounded_answer": 40, "write_refusal": 30, "memory_type": 36,
-                 "privacy_refusal": 65, "question_card": 10, "reading": 0}
+                 "privacy_refusal": 65, "question_card": 10, "reading": 0, "near_miss": 0}
 # How many of the recorded runtime rows to keep, evenly spaced over the recorded seeds and the dev
 # set (size keys `grounded_runtime_answerable` and `grounded_runtime_absent`; `grounded_runtime`
 # then caps the total). When the "not in your memory" rows were 26 copies of one string, its first
@@ -84,6 +88,11 @@ SAFETY_DPO_EXTRA = 60
 # it ("You moved to Pune", citing "moving to Bengaluru on 22 August. Pune I'll miss you"); each pair
 # rejects exactly that misreading (`prompts/pack/reading.json`).
 READING_PAIRS = 120
+# `near_miss` pairs are DPO only too: this many, size key `near_miss_pairs`. Every tuned run answered
+# the QA suite's unanswerable questions from a shown line about the same topic (run 33: 0 of 8, and 0
+# of the gate's 4); the recorded "not in memory" rows' rejected answers are unrelated facts, which
+# no model confuses with an answer (`prompts/pack/near_miss.json`).
+NEAR_MISS_PAIRS = 120
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
@@ -91,7 +100,7 @@ READING_PAIRS = 120
 OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
 # kind -> (size key, default) of its DPO-only examples, numbered on from its SFT rows
 DPO_ONLY = {**{k: ("safety_dpo_extra", SAFETY_DPO_EXTRA) for k in SAFETY_KINDS},
-            "reading": ("reading_pairs", READING_PAIRS)}
+            "reading": ("reading_pairs", READING_PAIRS), "near_miss": ("near_miss_pairs", NEAR_MISS_PAIRS)}
 
 
 def _pack_version() -> str:
@@ -402,7 +411,20 @@ def _question_card(n: int, rng: random.Random, s: dict, system: str) -> Example:
 
 
 def _reading(n: int, rng: random.Random, s: dict, system: str) -> Example:
-    templates = _templates("reading")["templates"]
+    return _dated_lines("reading", n, rng, s, system)
+
+
+def _near_miss(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    # one wording per example, as the recorded "not in memory" rows: one string would become the
+    # greedy first token on answerable questions too (grounded.NOT_FOUND_WORDINGS)
+    wording = NOT_FOUND_WORDINGS[stable_bucket(f"near_miss/{n}", len(NOT_FOUND_WORDINGS))]
+    return _dated_lines("near_miss", n, rng, s, system, wording)
+
+
+def _dated_lines(name: str, n: int, rng: random.Random, s: dict, system: str, answer: str | None = None) -> Example:
+    """An example of a `reading.json`-shaped template file: dated lines, a question, the template's
+    answer (or `answer`) against one of its wrong ones."""
+    templates = _templates(name)["templates"]
     tpl, lib = templates[n % len(templates)], _templates("slots")
     s = s | {"pet2": rng.choice([p for p in lib["pets"] if p != s["pet"]]),
              "food2": rng.choice([f for f in lib["foods"] if f != s["food"]])}
@@ -421,13 +443,13 @@ def _reading(n: int, rng: random.Random, s: dict, system: str) -> Example:
         lines.append((s[f"id{3 + j}"], s["name3"], s[f"smalltalk{'' if j == 0 else 2}"], day))
     lines.sort(key=lambda m: m[3])
     prompt = chat_prompt(system, fill(tpl["question"], s), context_block(lines, today=s["today"]))
-    return Example(prompt, fill(tpl["answer"], s), fill(rng.choice(tpl["wrong"]), s))
+    return Example(prompt, answer or fill(tpl["answer"], s), fill(rng.choice(tpl["wrong"]), s))
 
 
 _BUILDERS: dict[str, Callable[[int, random.Random, dict, str], Example]] = {
     "toolcall": _toolcall, "grounded_answer": _grounded, "write_refusal": _write_refusal,
     "memory_type": _memory_type, "privacy_refusal": _privacy, "question_card": _question_card,
-    "reading": _reading,
+    "reading": _reading, "near_miss": _near_miss,
 }
 
 
@@ -436,7 +458,7 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
     """(SFT rows, DPO rows) of the pack. `n_per_kind` overrides DEFAULT_SIZES (SFT rows per kind;
     `grounded_runtime_answerable` and `grounded_runtime_absent` pick the recorded runtime rows,
     default `RECORDED_ANSWERABLE` and `RECORDED_ABSENT`, and `grounded_runtime` caps their total;
-    `safety_dpo_extra` and `reading_pairs` override the DPO-only counts of `DPO_ONLY`); DPO rows come
+    `safety_dpo_extra`, `reading_pairs` and `near_miss_pairs` override the DPO-only counts of `DPO_ONLY`); DPO rows come
     from every second example of each kind, every safety example, the DPO-only examples, and every
     recorded runtime row."""
     sizes = DEFAULT_SIZES | (n_per_kind or {})
@@ -479,6 +501,11 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         _add_pair(dpo, source_id, "refusal_tail", Example(ex.prompt, ex.chosen, tailed), split)
         if (opened := bare_id(ex.chosen)) is not None:
             _add_pair(dpo, source_id, "bare_id", Example(ex.prompt, ex.chosen, opened), split)
+        # the other side of the near-miss pairs: shown, so answer it (a profile-read row's own pair
+        # already rejects "not in memory")
+        if r["question_kind"] != "none" and not says_absent(ex.rejected):
+            absent = NOT_FOUND_WORDINGS[stable_bucket(source_id, len(NOT_FOUND_WORDINGS))]
+            _add_pair(dpo, source_id, "over_absent", Example(ex.prompt, ex.chosen, absent), split)
     return sft, dpo
 
 

@@ -7,12 +7,14 @@ from datetime import datetime
 import pytest
 
 from truffle_assets.evals.markdown import check_markdown, question_card
+from truffle_assets.evals.qa import says_absent
 from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack
 from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines, system_prompt
 from truffle_assets.training.pack import (DEFAULT_SIZES, KINDS, PACK_VERSION, RECORDED_ABSENT, RECORDED_ANSWERABLE,
                                           generate_pack, recorded_rows)
+from truffle_assets.training.grounded import NOT_FOUND_WORDINGS
 from truffle_assets.training.schemas import DPORow, SFTRow, row_id, split_for
 
 
@@ -62,7 +64,8 @@ def test_counts_per_kind(rows):
                                                        else (n + 1) // 2 for k, n in DEFAULT_SIZES.items()}) \
         + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS, "over_cited": over_cited,
                    "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM), "refusal_tail": recorded,
-                   "bare_id": bare})
+                   "bare_id": bare, "near_miss": pack.NEAR_MISS_PAIRS,
+                   "over_absent": len(by_kind(dpo, "over_absent"))})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
@@ -70,11 +73,12 @@ def test_counts_per_kind(rows):
     assert 0.04 < splits["eval"] / len(sft) < 0.2
     small, small_dpo = generate_pack({"toolcall": 6, "memory_type": 0})
     # the safety kinds' DPO-only extras are numbered on from their SFT rows and leave those alone
-    fewer = generate_pack({"safety_dpo_extra": 0, "reading_pairs": 0})
-    assert fewer[0] == sft and not by_kind(sft, "reading")
-    assert len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS) + pack.READING_PAIRS
+    fewer = generate_pack({"safety_dpo_extra": 0, "reading_pairs": 0, "near_miss_pairs": 0})
+    assert fewer[0] == sft and not by_kind(sft, "reading") and not by_kind(sft, "near_miss")
+    assert len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS) + pack.READING_PAIRS \
+        + pack.NEAR_MISS_PAIRS
     extra = {r["source_id"] for r in dpo} - {r["source_id"] for r in fewer[1]}
-    assert {s.split("/")[0] for s in extra} == {*pack.SAFETY_KINDS, "reading"}
+    assert {s.split("/")[0] for s in extra} == {*pack.SAFETY_KINDS, "reading", "near_miss"}
     assert all(int(s.split("/")[1]) >= DEFAULT_SIZES[s.split("/")[0]] for s in extra)
     assert Counter(r["kind"] for r in small)["toolcall"] == 6 and not by_kind(small, "memory_type")
     with pytest.raises(ValueError, match="unknown pack kinds"):
@@ -106,6 +110,42 @@ def test_reading_pairs_reject_the_other_value_from_the_cited_line(rows):
         wrong = set(re.findall(r"[A-Z][a-z]+", re.sub(r"\[msg:[0-9a-f]+\]", "", r["rejected"]))) - {"You", "Your", "Yes"}
         prompt = ctx + r["prompt"][-1]["content"]
         assert all(w in prompt for w in wrong), (wrong, r["rejected"])
+
+
+def test_near_miss_pairs_reject_a_value_invented_from_a_line_on_the_topic(rows):
+    """DPO-only: nothing shown answers the question; the chosen answer says so in one of the
+    "not in memory" wordings, citing nothing, and the rejected one states a value and cites a shown
+    line (the unanswerable questions' commonest miss)."""
+    _, dpo = rows
+    pairs = by_kind(dpo, "near_miss")
+    assert len(pairs) == pack.NEAR_MISS_PAIRS
+    assert len({r["prompt"][-1]["content"] for r in pairs}) == len(pack._templates("near_miss")["templates"])
+    assert {r["chosen"] for r in pairs} == set(NOT_FOUND_WORDINGS)
+    for r in pairs:
+        assert says_absent(r["chosen"]) and not says_absent(r["rejected"]) and "{" not in r["rejected"]
+        shown = {m for m, *_ in message_lines(r["prompt"][1]["content"])}
+        cited = re.findall(r"\[msg:([0-9a-f]+)\]", r["rejected"])
+        assert cited and set(cited) <= shown, r["rejected"]
+    # the wordings are spread over the templates, not one per template
+    per_question = {}
+    for r in pairs:
+        per_question.setdefault(r["prompt"][-1]["content"], set()).add(r["chosen"])
+    assert sum(len(w) > 1 for w in per_question.values()) > len(per_question) // 2
+
+
+def test_over_absent_pairs_prefer_each_answerable_recorded_answer_to_not_in_memory(rows):
+    _, dpo = rows
+    recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
+    kinds = {r["source_id"]: r["question_kind"] for r in recorded_rows()}
+    pairs = by_kind(dpo, "over_absent")
+    # a profile-read row's own pair already rejects "not in memory"
+    assert {r["source_id"] for r in pairs} == {i for i, r in recorded.items()
+                                              if kinds[i] != "none" and not says_absent(r["rejected"])}
+    assert len(pairs) > sum(k != "none" for i, k in kinds.items() if i in recorded) // 2
+    for r in pairs:
+        row = recorded[r["source_id"]]
+        assert (r["prompt"], r["chosen"], r["split"]) == (row["prompt"], row["chosen"], row["split"])
+        assert r["rejected"] in NOT_FOUND_WORDINGS and not says_absent(r["chosen"])
 
 
 def test_recorded_unanswerable_rows_are_capped_across_seeds():
