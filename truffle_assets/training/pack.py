@@ -91,7 +91,8 @@ READING_PAIRS = 120
 # `near_miss` pairs are DPO only too: this many, size key `near_miss_pairs`. Every tuned run answered
 # the QA suite's unanswerable questions from a shown line about the same topic (run 33: 0 of 8, and 0
 # of the gate's 4); the recorded "not in memory" rows' rejected answers are unrelated facts, which
-# no model confuses with an answer (`prompts/pack/near_miss.json`).
+# no model confuses with an answer (`prompts/pack/near_miss.json`). A 30-step stage on 33 with them
+# and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question.
 NEAR_MISS_PAIRS = 120
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
