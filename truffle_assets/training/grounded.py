@@ -53,7 +53,12 @@ NOT_FOUND_WORDINGS = (
 
 def not_found(q: Question) -> str:
     """The "not in memory" answer for `q`: one of the wordings, fixed by the question's id."""
-    return NOT_FOUND_WORDINGS[stable_bucket(q.id, len(NOT_FOUND_WORDINGS))]
+    return not_found_wording(q.id)
+
+
+def not_found_wording(key: str) -> str:
+    """One of the "not in memory" wordings, fixed by `key` (a question's or a pack example's id)."""
+    return NOT_FOUND_WORDINGS[stable_bucket(key, len(NOT_FOUND_WORDINGS))]
 
 
 def context_lines(prompt: list[dict]) -> list[tuple[str, str, str]]:

@@ -40,8 +40,8 @@ from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.evals.qa import says_absent
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
-from truffle_assets.training.grounded import CITATION, NOT_FOUND_WORDINGS, over_cited
-from truffle_assets.training.schemas import row_id, split_for, stable_bucket
+from truffle_assets.training.grounded import CITATION, not_found_wording, over_cited
+from truffle_assets.training.schemas import row_id, split_for
 
 GENERATOR_VERSION = 15  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
@@ -418,8 +418,7 @@ def _reading(n: int, rng: random.Random, s: dict, system: str) -> Example:
 def _near_miss(n: int, rng: random.Random, s: dict, system: str) -> Example:
     # one wording per example, as the recorded "not in memory" rows: one string would become the
     # greedy first token on answerable questions too (grounded.NOT_FOUND_WORDINGS)
-    wording = NOT_FOUND_WORDINGS[stable_bucket(f"near_miss/{n}", len(NOT_FOUND_WORDINGS))]
-    return _dated_lines("near_miss", n, rng, s, system, wording)
+    return _dated_lines("near_miss", n, rng, s, system, not_found_wording(f"near_miss/{n}"))
 
 
 def _dated_lines(name: str, n: int, rng: random.Random, s: dict, system: str, answer: str | None = None) -> Example:
@@ -505,8 +504,7 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         # the other side of the near-miss pairs: shown, so answer it (a profile-read row's own pair
         # already rejects "not in memory")
         if r["question_kind"] != "none" and not says_absent(ex.rejected):
-            absent = NOT_FOUND_WORDINGS[stable_bucket(source_id, len(NOT_FOUND_WORDINGS))]
-            _add_pair(dpo, source_id, "over_absent", Example(ex.prompt, ex.chosen, absent), split)
+            _add_pair(dpo, source_id, "over_absent", Example(ex.prompt, ex.chosen, not_found_wording(source_id)), split)
     return sft, dpo
 
 
