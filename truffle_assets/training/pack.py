@@ -20,7 +20,7 @@ with one more citation, of a shown line that has nothing to do with it; `refusal
 to itself followed by the secrets refusal; `bare_id` pairs prefer it to itself opened by its first
 citation's bare id; `over_absent` pairs prefer each answerable one to "not in your memory". The
 DPO-only `near_miss` pairs prefer "not in your memory" to a value invented from a shown line on the
-question's topic.
+question's topic, and each has an `over_absent` twin: the same lines asked a question they do answer.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, not_found_wording, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 15  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 16  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading",
@@ -421,9 +421,18 @@ def _near_miss(n: int, rng: random.Random, s: dict, system: str) -> Example:
     return _dated_lines("near_miss", n, rng, s, system, not_found_wording(f"near_miss/{n}"))
 
 
-def _dated_lines(name: str, n: int, rng: random.Random, s: dict, system: str, answer: str | None = None) -> Example:
+def _near_miss_twin(n: int, rng: random.Random, s: dict, system: str) -> Example:
+    """The near-miss example's lines (same RNG, so same names and days) asked its template's `twin`, a
+    question they do answer: that answer preferred to the "not in memory" wording the near-miss pair
+    prefers. Pairs on other prompts alone (run 37) taught the wording to yes/no questions whose answer was shown."""
+    return _dated_lines("near_miss", n, rng, s, system, not_found_wording(f"near_miss/{n}"), twin=True)
+
+
+def _dated_lines(name: str, n: int, rng: random.Random, s: dict, system: str, answer: str | None = None,
+                 twin: bool = False) -> Example:
     """An example of a `reading.json`-shaped template file: dated lines, a question, the template's
-    answer (or `answer`) against one of its wrong ones."""
+    answer (or `answer`) against one of its wrong ones; with `twin`, the template's `twin` question and
+    answer against `answer`."""
     templates = _templates(name)["templates"]
     tpl, lib = templates[n % len(templates)], _templates("slots")
     s = s | {"pet2": rng.choice([p for p in lib["pets"] if p != s["pet"]]),
@@ -442,7 +451,10 @@ def _dated_lines(name: str, n: int, rng: random.Random, s: dict, system: str, an
         day = days[0] + timedelta(days=rng.randint(0, max(0, (s["today"] - days[0]).days - 1)))
         lines.append((s[f"id{3 + j}"], s["name3"], s[f"smalltalk{'' if j == 0 else 2}"], day))
     lines.sort(key=lambda m: m[3])
-    prompt = chat_prompt(system, fill(tpl["question"], s), context_block(lines, today=s["today"]))
+    question = tpl["twin"]["question"] if twin else tpl["question"]
+    prompt = chat_prompt(system, fill(question, s), context_block(lines, today=s["today"]))
+    if twin:
+        return Example(prompt, fill(tpl["twin"]["answer"], s), answer)
     return Example(prompt, answer or fill(tpl["answer"], s), fill(rng.choice(tpl["wrong"]), s))
 
 
@@ -476,6 +488,10 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
             split = split_for(source_id, eval_percent)
             if n >= sizes[kind]:  # a DPO-only example, numbered on from the kind's SFT rows
                 _add_pair(dpo, source_id, kind, ex, split)
+                if kind == "near_miss":  # the same lines asked what they do answer, from the same RNG
+                    rng = random.Random(f"{seed}/{kind}/{n}")
+                    twin = _near_miss_twin(n, rng, make_slots(rng, lib, _today(rng)), system)
+                    _add_pair(dpo, source_id, "over_absent", twin, split)
                 continue
             messages = [*ex.prompt, {"role": "assistant", "content": ex.chosen}]
             sft.append({"id": row_id("synthetic", source_id, messages), "source": "synthetic",

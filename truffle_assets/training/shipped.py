@@ -13,6 +13,11 @@ A blend (`truffle train --blend`) has no trained adapter of its own, and its con
 large as its parts together. It ships as those parts under `parts/<run_id>/`, and `install` blends
 them again (`training.blend` is exact and deterministic) and checks the result against the blended
 file's recorded sha256. A part that is also shipped on its own is the same bytes, which git stores once.
+
+GitHub refuses files over 100 MB, and a stage trained on a blend (`--dpo-from`) carries the blend's
+rank: ~280 MB of fp32 weights. Any shipped file over `CHUNK_BYTES` is stored as numbered byte chunks
+(`<name>.000`, `<name>.001`, …; the manifest's `split` lists each chunk's sha256) and joined again
+before a rebuild. Chunks keep the weights exact, which the GGUF's sha256 check needs; fp16 would not.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ TOOLCHAIN = ("torch", "transformers", "peft", "llama-cpp-python")
 WEIGHTS = "adapter_model.safetensors"
 ADAPTER_FILES = ("adapter_config.json", WEIGHTS)  # what a merge needs of an adapter, at the least
 PARTS = "parts"  # a blend's source adapters, one folder per run
+CHUNK_BYTES = 90 * 2**20  # under GitHub's 100 MB file limit
 
 
 class ShipError(RuntimeError):
@@ -79,8 +85,9 @@ def _toolchain() -> dict[str, str | None]:
     return out
 
 
-def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
-    """Copy a gate-passed run's adapter, reports and recipe to `dest_root/<run_id>/`; returns that folder."""
+def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR, chunk_bytes: int = CHUNK_BYTES) -> Path:
+    """Copy a gate-passed run's adapter, reports and recipe to `dest_root/<run_id>/`, files over
+    `chunk_bytes` in chunks; returns that folder."""
     from truffle_assets.training.gguf_export import gguf_metadata
 
     run = Path(run_dir).resolve()
@@ -129,7 +136,7 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(run / rel, tmp / rel)
     (tmp / TEMPLATE).write_bytes(template.encode("utf-8"))
-    write_json_atomic(tmp / MANIFEST, {
+    manifest = {
         "run_id": run.name,
         "base_model": base["base_model"],
         "pre_tokenizer": base.get("pre_tokenizer"),
@@ -145,10 +152,50 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR) -> Path:
         "template_sha256": sha256_file(tmp / TEMPLATE),
         "toolchain": _toolchain(),  # what shipped it: a rebuild with other versions may differ
         "shipped_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    })
+    }
+    # the hashes above are of whole files: chunks are only how they are stored
+    write_json_atomic(tmp / MANIFEST, manifest | {"split": _split_large(tmp, chunk_bytes)})
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
     return dest
+
+
+def _split_large(root: Path, chunk_bytes: int) -> dict[str, list[str]]:
+    """Replace every file under `root` larger than `chunk_bytes` with its chunks `<name>.000`, …;
+    returns {relative path of the whole file: [each chunk's sha256]}."""
+    split: dict[str, list[str]] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.stat().st_size > chunk_bytes):
+        hashes = []
+        with path.open("rb") as f:
+            while block := f.read(chunk_bytes):
+                chunk = path.with_name(f"{path.name}.{len(hashes):03d}")
+                chunk.write_bytes(block)
+                hashes.append(sha256_file(chunk))
+        path.unlink()
+        split[path.relative_to(root).as_posix()] = hashes
+    return split
+
+
+def _chunks(shipped_dir: Path, rel: str, n: int) -> list[Path]:
+    return [shipped_dir / f"{rel}.{i:03d}" for i in range(n)]
+
+
+def joined(shipped_dir: Path, manifest: dict, out: Path) -> Path:
+    """`shipped_dir` as `ship` built it before splitting: a copy under `out` with every chunked file
+    joined again (the chunks' hashes are checked by `check_shipped`, the whole file's by its rebuild),
+    or `shipped_dir` itself when nothing is chunked."""
+    split = manifest.get("split") or {}
+    if not split:
+        return shipped_dir
+    chunk_names = {c for rel, hashes in split.items() for c in _chunks(shipped_dir, rel, len(hashes))}
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(shipped_dir, out, ignore=lambda d, names: [n for n in names if Path(d) / n in chunk_names])
+    for rel, hashes in split.items():
+        with (out / rel).open("wb") as whole:
+            for chunk in _chunks(shipped_dir, rel, len(hashes)):
+                with chunk.open("rb") as f:
+                    shutil.copyfileobj(f, whole)
+    return out
 
 
 def _set_base(config_path: Path, base_model: str) -> None:
@@ -238,11 +285,15 @@ def check_shipped(shipped_dir: Path, manifest: dict) -> None:
                 **({TEMPLATE: manifest["template_sha256"]} if manifest.get("template_sha256") else {})}
     if blended and not manifest.get("parts_sha256"):
         raise ShipError(f"{shipped_dir / MANIFEST}: a blend without parts_sha256")
-    for rel, want in expected.items():
-        path = shipped_dir / rel
-        got = sha256_file(path) if path.is_file() else "missing"
-        if got != want:
-            raise ShipRefused(f"{path}: sha256 {got} is not the shipped {want}; not installed")
+    split = manifest.get("split") or {}
+    if unknown := set(split) - set(expected):
+        raise ShipError(f"{shipped_dir / MANIFEST}: split lists {sorted(unknown)}, which no hash covers")
+    for rel, want in expected.items():  # a chunked file: its chunks now, the whole once joined
+        for path, want in (zip(_chunks(shipped_dir, rel, len(split[rel])), split[rel]) if rel in split
+                           else [(shipped_dir / rel, want)]):
+            got = sha256_file(path) if path.is_file() else "missing"
+            if got != want:
+                raise ShipRefused(f"{path}: sha256 {got} is not the shipped {want}; not installed")
 
 
 def _base_dir(name: str, models_dir: Path | None) -> str:
@@ -307,28 +358,39 @@ def install(shipped_dir: str | Path, runs_dir: str | Path, registry: Registry, m
     if others:
         raise ShipError(f"{run}/gguf already holds {others}: move that run folder away first")
     rebuilt = not (target.is_file() and sha256_file(target) == want)
-    if rebuilt:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing comes from a model hub
-        base = base_dir or _base_dir(manifest["base_model"], Path(models_dir) if models_dir else None)
-        built = rebuild(shipped, manifest, run, base)
-        got = sha256_file(built)
-        if got != want:
-            versions = manifest.get("toolchain") or {}
-            here = _toolchain()
-            differ = [f"{k} {versions.get(k)} shipped, {here.get(k)} here" for k in TOOLCHAIN
-                      if versions.get(k) != here.get(k)]
-            raise ShipRefused(
-                f"rebuilt {manifest['gguf_name']} has sha256 {got}, the evaluated one {want}: it is not the model "
-                f"the gate passed, so it is not promoted (kept for inspection at {built})"
-                + (f"; toolchain differs: {', '.join(differ)}" if differ else ""))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(built, target)
-        if (run / "quants").is_dir() and not any((run / "quants").iterdir()):
-            (run / "quants").rmdir()
-    _finish_run(shipped, manifest, run, target)
+    source = joined(shipped, manifest, run / ".shipped")  # chunked files whole again, beside the run
+    try:
+        if rebuilt:
+            _rebuild_checked(source, manifest, run, target, base_dir or _base_dir(
+                manifest["base_model"], Path(models_dir) if models_dir else None))
+        _finish_run(source, manifest, run, target)
+    finally:
+        if source != shipped:
+            shutil.rmtree(source, ignore_errors=True)
     model = registry.promote(run, gate_passed=True, reason=f"shipped with the repository: {_shown(shipped)}")
     return InstallResult("installed", run_id, f"{run_id} is the active model ({model.gguf_path}, sha256 {want[:16]}…)",
                          model.gguf_path, rebuilt, round(time.perf_counter() - t0, 2))
+
+
+def _rebuild_checked(shipped: Path, manifest: dict, run: Path, target: Path, base: str | Path) -> None:
+    """Rebuild the GGUF and move it to `target` only when its sha256 is the evaluated one."""
+    want = manifest["gguf_sha256"]
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing comes from a model hub
+    built = rebuild(shipped, manifest, run, base)
+    got = sha256_file(built)
+    if got != want:
+        versions = manifest.get("toolchain") or {}
+        here = _toolchain()
+        differ = [f"{k} {versions.get(k)} shipped, {here.get(k)} here" for k in TOOLCHAIN
+                  if versions.get(k) != here.get(k)]
+        raise ShipRefused(
+            f"rebuilt {manifest['gguf_name']} has sha256 {got}, the evaluated one {want}: it is not the model "
+            f"the gate passed, so it is not promoted (kept for inspection at {built})"
+            + (f"; toolchain differs: {', '.join(differ)}" if differ else ""))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(built, target)
+    if (run / "quants").is_dir() and not any((run / "quants").iterdir()):
+        (run / "quants").rmdir()
 
 
 def _finish_run(shipped: Path, manifest: dict, run: Path, gguf: Path) -> None:

@@ -76,7 +76,7 @@ def test_counts_per_kind(rows):
     fewer = generate_pack({"safety_dpo_extra": 0, "reading_pairs": 0, "near_miss_pairs": 0})
     assert fewer[0] == sft and not by_kind(sft, "reading") and not by_kind(sft, "near_miss")
     assert len(dpo) - len(fewer[1]) == pack.SAFETY_DPO_EXTRA * len(pack.SAFETY_KINDS) + pack.READING_PAIRS \
-        + pack.NEAR_MISS_PAIRS
+        + 2 * pack.NEAR_MISS_PAIRS  # each near-miss pair and its answerable twin
     extra = {r["source_id"] for r in dpo} - {r["source_id"] for r in fewer[1]}
     assert {s.split("/")[0] for s in extra} == {*pack.SAFETY_KINDS, "reading", "near_miss"}
     assert all(int(s.split("/")[1]) >= DEFAULT_SIZES[s.split("/")[0]] for s in extra)
@@ -137,7 +137,7 @@ def test_over_absent_pairs_prefer_each_answerable_recorded_answer_to_not_in_memo
     _, dpo = rows
     recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
     kinds = {r["source_id"]: r["question_kind"] for r in recorded_rows()}
-    pairs = by_kind(dpo, "over_absent")
+    pairs = [r for r in by_kind(dpo, "over_absent") if r["source_id"].startswith("runtime/")]
     # a profile-read row's own pair already rejects "not in memory"
     assert {r["source_id"] for r in pairs} == {i for i, r in recorded.items()
                                               if kinds[i] != "none" and not says_absent(r["rejected"])}
@@ -436,3 +436,25 @@ def test_memory_type_and_question_cards(rows):
         assert card and 2 <= len(card[1]) <= 4
     for r in by_kind(dpo, "question_card"):
         assert question_card(r["rejected"]) is None
+
+
+def test_each_near_miss_pair_has_an_answerable_twin_on_the_same_lines(rows):
+    """The same lines asked a question they do answer: the grounded answer, citing a shown line, is
+    preferred to the very "not in memory" wording its near-miss pair prefers, so what decides between
+    the two is the question, not the topic."""
+    _, dpo = rows
+    near = {r["source_id"]: r for r in by_kind(dpo, "near_miss")}
+    twins = {r["source_id"]: r for r in by_kind(dpo, "over_absent") if r["source_id"].startswith("near_miss/")}
+    assert twins.keys() == near.keys() and len(twins) == pack.NEAR_MISS_PAIRS
+    templates = pack._templates("near_miss")["templates"]
+    assert len({r["prompt"][-1]["content"] for r in twins.values()}) >= len(templates)  # slots fill some
+    yes_no = 0
+    for i, twin in twins.items():
+        pair = near[i]
+        assert twin["prompt"][:-1] == pair["prompt"][:-1] and twin["split"] == pair["split"]
+        assert twin["prompt"][-1]["content"] != pair["prompt"][-1]["content"]
+        assert twin["rejected"] == pair["chosen"] and not says_absent(twin["chosen"]) and "{" not in twin["chosen"]
+        cited = re.findall(r"\[msg:([0-9a-f]+)\]", twin["chosen"])
+        assert cited and set(cited) <= {m for m, *_ in message_lines(twin["prompt"][1]["content"])}
+        yes_no += twin["chosen"].startswith(("Yes", "No"))
+    assert yes_no > len(twins) // 5  # answered yes/no questions too, the shape run 37 answered "not in memory"

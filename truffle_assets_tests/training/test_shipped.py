@@ -298,3 +298,34 @@ def test_a_blend_with_a_changed_part_is_neither_shipped_nor_installed(tiny_run, 
     with pytest.raises(ShipError, match="does not give"):
         ship(runs / tiny_blend["run"].name, tmp_path / "shipped2")
     assert not (tmp_path / "shipped2" / tiny_blend["run"].name).exists()
+
+
+def test_files_over_the_chunk_size_ship_in_chunks_and_install_whole(tiny_run, tiny_blend, tmp_path):
+    """GitHub refuses files over 100 MB, and a stage on a blend has ~280 MB of adapter: such files ship
+    as byte chunks that install joins again, exactly (the rebuilt GGUF is still the evaluated one)."""
+    weights = "adapter_model.safetensors"
+    chunk = 8 * 1024
+    assert (tiny_run["run"] / "adapter" / weights).stat().st_size > 2 * chunk
+    for source, gguf in ((tiny_run["run"], tiny_run["gguf"]), (tiny_blend["run"], tiny_blend["gguf"])):
+        shipped = ship(source, tmp_path / "shipped", chunk_bytes=chunk)
+        manifest = read_manifest(shipped)
+        chunks = [len(h) for rel, h in manifest["split"].items() if rel.endswith(weights)]  # a blend: each part's
+        assert chunks and min(chunks) >= 3
+        assert all(p.stat().st_size <= chunk for p in shipped.rglob("*") if p.is_file())
+        assert not list(shipped.rglob(weights))  # only chunks of the weights
+        registry = Registry(tmp_path / f"registry-{source.name}", key=KEY)
+        result = install(shipped, tmp_path / "runs", registry, base_dir=tiny_run["base"])
+        installed = tmp_path / "runs" / source.name
+        assert result.status == "installed" and result.rebuilt
+        assert sha256_file(installed / "gguf" / "model-q8_0.gguf") == sha256_file(gguf)
+        assert (installed / "adapter" / weights).read_bytes() == (source / "adapter" / weights).read_bytes()
+        assert not (installed / ".shipped").exists()
+
+    # one changed chunk: refused before anything is rebuilt, naming that chunk
+    first = next(iter(manifest["split"]))
+    bad = shipped / f"{first}.001"
+    bad.write_bytes(bytes(b ^ 0xFF for b in bad.read_bytes()))
+    registry = Registry(tmp_path / "registry-bad", key=KEY)
+    with pytest.raises(ShipRefused, match=rf"{first}\.001: sha256 .* is not the shipped"):
+        install(shipped, tmp_path / "runs-bad", registry, base_dir=tiny_run["base"])
+    assert registry.active() is None
