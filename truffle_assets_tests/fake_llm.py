@@ -163,6 +163,12 @@ class FakeLLM:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def drain(self, timeout_s: float = 10.0) -> None:
+        """Wait for requests still being answered (a slow reply whose client timed out) to finish."""
+        deadline = time.monotonic() + timeout_s
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
+
     def reset(self) -> None:
         with self._lock:
             self.requests = 0
@@ -240,11 +246,14 @@ class FakeLLM:
             self.requests += 1
             self.bodies.append(body)
             mode = self.mode
+            # the responder as the request arrived: a slow reply that wakes after its test has ended
+            # must not call the next test's responder
+            responder = self.responder
             first_time = digest not in self._seen
             self._seen.add(digest)
 
         def ok() -> str:
-            return self.responder(body) if self.responder else ok_content(body)
+            return responder(body) if responder else ok_content(body)
 
         if body.get("stream") and mode in ("ok", "prose", "slow"):
             if mode == "slow":

@@ -81,6 +81,7 @@ def llm(chat_llm):
     chat_llm.mode = "ok"
     chat_llm.responder = cite_first()
     yield chat_llm
+    chat_llm.drain()  # a timed-out slow reply finishes inside its own test
     chat_llm.responder = None
     chat_llm.mode = "ok"
 
