@@ -39,6 +39,17 @@ def test_timeout(make_service, llm):
     _retrieval_only(turn)
 
 
+def test_a_timed_out_reply_answers_with_its_own_test_responder(make_service, llm):
+    # the reply the client gave up on still runs on the server: it must not spend the call a
+    # responder set after it arrived counts (CI lost test_recall_then_cited_answer's first call so)
+    late = []
+    llm.mode, llm.delay_s = "slow", 0.6
+    assert make_service(llm.base_url, endpoint={"timeout_s": 0.2}).ask(Q).fallback == "timeout"
+    llm.responder = lambda body: late.append(body) or "never sent"
+    llm.drain()
+    assert late == [] and llm.in_flight == 0
+
+
 @pytest.mark.parametrize("mode,reply,reason", [
     ("invalid_json", None, "malformed_output"),                                  # '{"summary": "cut off mid-'
     ("ok", '{"toolCalls":[{"name":"search_memory","arguments":{"query":', "malformed_output"),  # cut envelope
