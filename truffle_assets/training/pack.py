@@ -92,7 +92,8 @@ READING_PAIRS = 120
 # the QA suite's unanswerable questions from a shown line about the same topic (run 33: 0 of 8, and 0
 # of the gate's 4); the recorded "not in memory" rows' rejected answers are unrelated facts, which
 # no model confuses with an answer (`prompts/pack/near_miss.json`). A 30-step stage on 33 with them
-# and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question.
+# and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question;
+# with each pair's answerable twin (run 38) still 1 of 4, ids copied better, answers cut shorter.
 NEAR_MISS_PAIRS = 120
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
