@@ -3,18 +3,24 @@ themselves ("Where do I work now?"), in English and Hinglish, on text nobody wro
 
     .venv/bin/python benchmarks/natural_recall.py
 
-Each set (`benchmarks/devset/natural`: the extractor's tuning chats; `benchmarks/heldout/natural`:
-frozen before any tuning) is built through the pipeline once (`evals.qa_memory.annotated_memory`,
-kept under benchmarks/.work/natural/), and every annotated question with evidence is asked of
-`retrieve` under each weight setting below. Evidence = the messages of the question's annotated
+Each set (`benchmarks/devset/natural` and `benchmarks/devset2/natural`: tuning chats;
+`benchmarks/heldout/natural`: frozen before any tuning) is built through the pipeline once
+(`evals.qa_memory.annotated_memory`, kept under benchmarks/.work/natural/), and every annotated
+question with evidence is asked of `retrieve` under each weight setting below. The same sets are
+built a second time with passages as they were before the English gloss (`TRUFFLE_GLOSS_PASSAGES=0`,
+in a child process, under benchmarks/.work/natural-plain/) and asked with the shipped weights, so
+the gloss's gain is measured in the same run. Evidence = the messages of the question's annotated
 facts and their restatements (`evals.qa.natural_questions`). Recall@k = share of a question's
 evidence messages in the top k; "any@k" = share of questions with at least one in the top k.
-Last line: `natural_recall@10 dev=<d> heldout=<h>` for the shipped weights.
+Last line: `natural_recall@10 dev=<d> dev2=<d2> heldout=<h>` for the shipped weights (the child's
+"plain passages" lines come first).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -26,7 +32,9 @@ from benchmarks import offline_build  # noqa: E402
 
 offline_build()
 WORK = ROOT / "benchmarks" / ".work" / "natural"
-SETS = {"dev": ROOT / "benchmarks" / "devset" / "natural", "heldout": ROOT / "benchmarks" / "heldout" / "natural"}
+PLAIN = ROOT / "benchmarks" / ".work" / "natural-plain"
+SETS = {"dev": ROOT / "benchmarks" / "devset" / "natural", "dev2": ROOT / "benchmarks" / "devset2" / "natural",
+        "heldout": ROOT / "benchmarks" / "heldout" / "natural"}
 K = 10
 
 
@@ -41,31 +49,45 @@ def settings():
     }
 
 
+def recall(work: Path, name: str, weights: dict, annotated_memory, natural_questions, open_index, retrieve) -> dict:
+    """Recall@K and any@K per weight setting on one set, its memory built under `work` once."""
+    published, ann, line_ids = annotated_memory(SETS[name], work / name)
+    idx = open_index(published / "latest.json")
+    qs = [q for q in natural_questions(ann, line_ids) if q.evidence]
+    out = {}
+    for label, w in weights.items():
+        r, a = [], []
+        for q in qs:
+            top = set(retrieve(q.question, idx, k=K, weights=w).message_ids)
+            r.append(sum(e in top for e in q.evidence) / len(q.evidence))
+            a.append(float(any(e in top for e in q.evidence)))
+        out[label] = (len(qs), statistics.fmean(r), statistics.fmean(a))
+    return out
+
+
 def main() -> int:
     warnings.filterwarnings("ignore")
+    from truffle_assets.defs.resources import GLOSS_PASSAGES_ENV
+
+    if os.environ.get(GLOSS_PASSAGES_ENV) != "0":  # the passages before the gloss, built in a child process
+        subprocess.run([sys.executable, __file__], check=True, env={**os.environ, GLOSS_PASSAGES_ENV: "0"})
     import torch
 
     from truffle_assets.evals.qa import natural_questions
     from truffle_assets.evals.qa_memory import annotated_memory
-    from truffle_assets.retrieval import open_index, retrieve
+    from truffle_assets.retrieval import RetrievalWeights, open_index, retrieve
 
     torch.set_num_threads(1)
+    plain = os.environ.get(GLOSS_PASSAGES_ENV) == "0"
+    weights = {"plain passages, shipped": RetrievalWeights()} if plain else settings()
     shipped = {}
-    for name, chats in SETS.items():
-        published, ann, line_ids = annotated_memory(chats, WORK / name)
-        idx = open_index(published / "latest.json")
-        qs = [q for q in natural_questions(ann, line_ids) if q.evidence]
-        for label, w in settings().items():
-            r, a = [], []
-            for q in qs:
-                top = set(retrieve(q.question, idx, k=K, weights=w).message_ids)
-                r.append(sum(e in top for e in q.evidence) / len(q.evidence))
-                a.append(float(any(e in top for e in q.evidence)))
-            print(f"{name:8s} {len(qs):3d} questions  {label:24s} recall@{K} {statistics.fmean(r):.3f}  "
-                  f"any@{K} {statistics.fmean(a):.3f}", flush=True)
-            if label.startswith("shipped"):
-                shipped[name] = statistics.fmean(r)
-    print(f"natural_recall@{K} dev={shipped['dev']:.3f} heldout={shipped['heldout']:.3f}")
+    for name in SETS:
+        for label, (n, r, a) in recall(PLAIN if plain else WORK, name, weights, annotated_memory,
+                                       natural_questions, open_index, retrieve).items():
+            print(f"{name:8s} {n:3d} questions  {label:24s} recall@{K} {r:.3f}  any@{K} {a:.3f}", flush=True)
+            shipped[name] = r
+    if not plain:
+        print(f"natural_recall@{K} " + " ".join(f"{n}={v:.3f}" for n, v in shipped.items()))
     return 0
 
 

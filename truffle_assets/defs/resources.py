@@ -149,6 +149,7 @@ _EMBEDDERS: dict = {}  # (model_path, batch_size) -> Embedder, shared by every r
 
 
 ENTITY_KEYS_ENV = "TRUFFLE_ENTITY_KEYS"
+GLOSS_PASSAGES_ENV = "TRUFFLE_GLOSS_PASSAGES"
 
 
 class IndexResource(dg.ConfigurableResource):
@@ -163,6 +164,9 @@ class IndexResource(dg.ConfigurableResource):
     # per-message entity keys (index/keys.py) for RetrievalWeights.keys > 0; off unless TRUFFLE_ENTITY_KEYS=1:
     # they cost ingest time and the default retrieval does not use them
     entity_keys: bool = os.environ.get(ENTITY_KEYS_ENV, "") == "1"
+    # a Hinglish line's English gloss in its passage (index.lance.passage); TRUFFLE_GLOSS_PASSAGES=0
+    # turns it off (benchmarks/natural_recall.py measures both)
+    gloss_passages: bool = os.environ.get(GLOSS_PASSAGES_ENV, "1") != "0"
 
     def open(self) -> "MemoryIndex":
         from truffle_assets.index.embedder import Embedder
@@ -171,7 +175,8 @@ class IndexResource(dg.ConfigurableResource):
         key = (self.model_path, self.batch_size)
         if key not in _EMBEDDERS:  # loading the model costs seconds: once per process
             _EMBEDDERS[key] = Embedder(self.model_path, batch_size=self.batch_size)
-        return MemoryIndex(self.root, _EMBEDDERS[key], entity_keys=self.entity_keys)
+        return MemoryIndex(self.root, _EMBEDDERS[key], entity_keys=self.entity_keys,
+                           gloss_passages=self.gloss_passages)
 
 
 

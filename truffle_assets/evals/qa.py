@@ -423,16 +423,17 @@ def as_cases(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def runtime_fingerprint() -> str:
     """A hash of the code and texts a QA answer passes through (the chat runtime, retrieval, the prompt
-    layout and its texts, and this scorer), and the fact extractor's version the QA memories are
-    built with: a cached report of another model is comparable only when it was asked through the
-    same code, of the same memory."""
+    layout and its texts, and this scorer), and the fact extractor's version and the index's passage
+    format the QA memories are built with: a cached report of another model is comparable only when it
+    was asked through the same code, of the same memory."""
     import hashlib
 
+    from truffle_assets.index.lance import PASSAGE_FORMAT
     from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION
     from truffle_assets.paths import PROMPTS_DIR
 
     root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(EXTRACTOR_VERSION.encode())
+    h = hashlib.sha256(f"{EXTRACTOR_VERSION}/passages{PASSAGE_FORMAT}".encode())
     files = [p for d in ("runtime", "retrieval", "chat_format") for p in sorted((root / d).glob("*.py"))]
     for p in files + sorted(PROMPTS_DIR.glob("*.md")) + [Path(__file__)]:
         h.update(p.name.encode() + b"\0" + p.read_bytes())

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from truffle_assets import paths
+from truffle_assets.index.lance import PASSAGE_FORMAT
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION
 
 SEED, TOKENS, CHATS = 7, 60_000, 10
@@ -23,8 +24,9 @@ TODAY = "2024-12-31"  # the questions are asked as of the end of the corpus
 
 
 def _stamp(tokens: int, chats: int, seed: int) -> str:
-    # the facts a question's answer rests on come from the extractor: a new version is a new memory
-    h = hashlib.sha256(f"{tokens}/{chats}/{seed}/{EXTRACTOR_VERSION}".encode())
+    # the facts a question's answer rests on come from the extractor, and what retrieval finds from the
+    # passages: a new version of either is a new memory
+    h = hashlib.sha256(f"{tokens}/{chats}/{seed}/{EXTRACTOR_VERSION}/{PASSAGE_FORMAT}".encode())
     for p in sorted((paths.PROJECT_ROOT / "truffle_assets" / "synth").glob("*.py")):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
@@ -76,7 +78,7 @@ def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, d
     chats, root = Path(chats), Path(root)
     ann = load_natural(chats)
     files = sorted(chats.glob("*.txt"))
-    h = hashlib.sha256(EXTRACTOR_VERSION.encode())
+    h = hashlib.sha256(f"{EXTRACTOR_VERSION}/{PASSAGE_FORMAT}".encode())
     line_ids: dict[tuple[str, int], str] = {}
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes())

@@ -12,7 +12,10 @@ Two tables live under `root`:
   as light context (`context_prev`, off by default: on LoCoMo's dev conversations it lifts BM25
   alone by 8.8 points but the fused ranking loses 1.4, benchmarks/results/locomo_recall_2026-11-28-tries.txt;
   retrieval already scores each candidate with its episode neighbours at query time, which keeps
-  passages precise and lets the context weight be tuned without a reindex).
+  passages precise and lets the context weight be tuned without a reindex). A romanized-Hindi line
+  also carries its offline English gloss (`memory.gloss`, `gloss_passages`): "Tata Projects join kar
+  liya" is found by "Where do I work?" through "I joined Tata Projects." (natural chat sets, recall@10:
+  dev 0.420 -> 0.517, second dev 0.388 -> 0.433, held-out 0.589 -> 0.620; benchmarks/natural_recall.py).
   `keys` holds the entities of the text and the kinds of answer it gives (`index.keys`), BM25-indexed
   on their own; they live in the message's row, so whatever deletes the message deletes its keys.
 * `episodic_summaries` — one row per summary, with the episode's message ids for expansion.
@@ -178,9 +181,23 @@ def summary_rows_from(summaries: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
     return rows.select(SUMMARY_COLUMNS)
 
 
-def build_passages(rows: pl.DataFrame, context_prev: bool = False) -> list[str]:
+# what `passage` writes; bumped when that changes, so cached eval memories (evals.qa_memory) and QA
+# readings (evals.qa.runtime_fingerprint) built on older passages are not reused. 2: the English gloss
+PASSAGE_FORMAT = 2
+
+
+def passage(author: str | None, text: str, gloss_passages: bool = True) -> str:
+    """"Author: text", and " | <English gloss>" after a Hinglish line that has one."""
+    from truffle_assets.memory.gloss import gloss
+
+    own = f"{author}: {text}" if author else text
+    english = gloss(text) if gloss_passages else None
+    return f"{own} | {english}" if english else own
+
+
+def build_passages(rows: pl.DataFrame, context_prev: bool = False, gloss_passages: bool = True) -> list[str]:
     """What gets embedded and BM25-indexed for each message row (same order as `rows`)."""
-    own = [f"{a}: {t}" if a else t for a, t in zip(rows["author"].to_list(), rows["text"].to_list())]
+    own = [passage(a, t, gloss_passages) for a, t in zip(rows["author"].to_list(), rows["text"].to_list())]
     if not context_prev or rows.is_empty():
         return own
     # previous message of the same episode, by time; none for the first message of an episode
@@ -196,7 +213,7 @@ class MemoryIndex:
 
     def __init__(self, root: str | Path, embedder: Embedder | None = None, *,
                  versions: dict[str, int] | None = None, context_prev: bool = False,
-                 entity_keys: bool = False) -> None:
+                 entity_keys: bool = False, gloss_passages: bool = True) -> None:
         # a local folder, or an object-store URI (s3://bucket/prefix, gs://, az://) that LanceDB
         # opens itself, with credentials and endpoint from the standard AWS_* / GOOGLE_* / AZURE_* variables
         self.root: str | Path = str(root) if is_uri(root) else Path(root)
@@ -207,6 +224,7 @@ class MemoryIndex:
         # spaCy NER per message costs ~0.4x the embedding at ingest, and the default retrieval weights
         # do not read keys (they helped no held-out figure): off unless asked for; the column stays, empty
         self.entity_keys = entity_keys
+        self.gloss_passages = gloss_passages
         self.versions = dict(versions or {})  # pinned versions; empty = latest (writer view)
         self.pointer: dict[str, Any] = {}
         self._db = lancedb.connect(str(self.root))
@@ -320,7 +338,7 @@ class MemoryIndex:
         model = self.embedder.model_name
         if name == RAW_TABLE:
             rows = rows.sort("ts", "message_id")
-            texts = build_passages(rows, self.context_prev)
+            texts = build_passages(rows, self.context_prev, self.gloss_passages)
             rows = rows.with_columns(pl.Series("passage", texts, dtype=pl.String))
         else:
             texts = rows["text"].to_list()

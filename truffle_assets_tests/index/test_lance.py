@@ -123,3 +123,28 @@ def test_a_table_written_before_shown_text_gets_it_when_its_days_are_rewritten(t
     texts = dict(zip(rows["message_id"], rows["text"]))
     assert texts["a4"] == "My cat Miso knocked over the plant again"  # search text unchanged
     assert raw_rows_from(messages, streams, episodes)["shown_text"].null_count() == 8  # no pii frame: null
+
+
+def test_a_hinglish_line_is_searchable_by_its_english_gloss(tmp_path, embedder):
+    raw, summ = _rows()
+    raw = raw.with_columns(pl.when(pl.col("message_id") == "a4").then(pl.lit("Pune shift ho gayi finally"))
+                           .otherwise(pl.col("text")).alias("text"))
+    for gloss_passages in (True, False):
+        idx = MemoryIndex(tmp_path / f"idx-{gloss_passages}", embedder, gloss_passages=gloss_passages)
+        for chat, days in (("alice", [D1, D2]), ("bob", [D3])):
+            idx.upsert_partitions(chat, days, raw.filter(pl.col("chat_id") == chat),
+                                  summ.filter(pl.col("chat_id") == chat))
+        tbl = idx.table(RAW_TABLE)
+        rows = {r["message_id"]: r for r in tbl.to_arrow().select(["message_id", "passage", "text"]).to_pylist()}
+        passages = {m: r["passage"] for m, r in rows.items()}
+        hits = [r["message_id"] for r in tbl.search("moved", query_type="fts", fts_columns="passage")
+                .select(["message_id"]).limit(5).to_list()]
+        if gloss_passages:
+            # the English clause joins the passage (what BM25 and the embedder read); the text stays as written
+            assert passages["a4"].endswith("Pune shift ho gayi finally | I moved to Pune.")
+            assert hits == ["a4"]
+            assert rows["a4"]["text"] == "Pune shift ho gayi finally"
+        else:
+            assert "|" not in passages["a4"] and hits == []
+        # English lines have no gloss either way
+        assert "|" not in passages["a1"]
