@@ -20,7 +20,7 @@ from truffle_assets.index.lance import raw_rows_from, summary_rows_from
     **{**PARTITIONED, "group_name": "index"},
     deps=[message_pii, message_streams, episodes, summaries],
     kinds={"lancedb", "duckdb"},
-    code_version="2",  # 2: `shown_text` (the redacted raw text) beside the search text
+    code_version="3",  # 2: `shown_text` (the redacted raw text) beside the search text; 3: the English gloss in passages
     description=(
         "LanceDB tables `raw_episodes_index` (one row per message: redacted, normalized text for search and "
         "the redacted raw text the runtime shows, episode id, chat/day/ts, salience, MiniLM vector) and "
