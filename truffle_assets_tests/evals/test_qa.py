@@ -122,3 +122,16 @@ def test_qa_memories_and_reports_follow_the_extractor_version(monkeypatch):
     monkeypatch.setattr("truffle_assets.memory.facts.extraction.EXTRACTOR_VERSION", "parse-next")
     after = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
     assert after[0] != before[0] and after[1] != before[1]
+
+
+def test_qa_memories_and_reports_follow_the_passage_format(monkeypatch):
+    """What the index embeds and BM25-indexes decides what retrieval shows the model: a new passage
+    format rebuilds the QA memories and makes earlier readings another runtime's."""
+    from truffle_assets.evals import qa_memory
+    from truffle_assets.evals.qa import runtime_fingerprint
+
+    before = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
+    monkeypatch.setattr(qa_memory, "PASSAGE_FORMAT", 99)
+    monkeypatch.setattr("truffle_assets.index.lance.PASSAGE_FORMAT", 99)
+    after = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
+    assert after[0] != before[0] and after[1] != before[1]
