@@ -49,8 +49,12 @@ def settings():
     }
 
 
-def recall(work: Path, name: str, weights: dict, annotated_memory, natural_questions, open_index, retrieve) -> dict:
-    """Recall@K and any@K per weight setting on one set, its memory built under `work` once."""
+def recall(work: Path, name: str, weights: dict) -> dict:
+    """(questions, recall@K, any@K) per weight setting on one set, its memory built under `work` once."""
+    from truffle_assets.evals.qa import natural_questions
+    from truffle_assets.evals.qa_memory import annotated_memory
+    from truffle_assets.retrieval import open_index, retrieve
+
     published, ann, line_ids = annotated_memory(SETS[name], work / name)
     idx = open_index(published / "latest.json")
     qs = [q for q in natural_questions(ann, line_ids) if q.evidence]
@@ -73,17 +77,14 @@ def main() -> int:
         subprocess.run([sys.executable, __file__], check=True, env={**os.environ, GLOSS_PASSAGES_ENV: "0"})
     import torch
 
-    from truffle_assets.evals.qa import natural_questions
-    from truffle_assets.evals.qa_memory import annotated_memory
-    from truffle_assets.retrieval import RetrievalWeights, open_index, retrieve
+    from truffle_assets.retrieval import RetrievalWeights
 
     torch.set_num_threads(1)
     plain = os.environ.get(GLOSS_PASSAGES_ENV) == "0"
     weights = {"plain passages, shipped": RetrievalWeights()} if plain else settings()
     shipped = {}
     for name in SETS:
-        for label, (n, r, a) in recall(PLAIN if plain else WORK, name, weights, annotated_memory,
-                                       natural_questions, open_index, retrieve).items():
+        for label, (n, r, a) in recall(PLAIN if plain else WORK, name, weights).items():
             print(f"{name:8s} {n:3d} questions  {label:24s} recall@{K} {r:.3f}  any@{K} {a:.3f}", flush=True)
             shipped[name] = r
     if not plain:
