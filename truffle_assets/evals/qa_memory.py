@@ -23,10 +23,15 @@ SEED, TOKENS, CHATS = 7, 60_000, 10
 TODAY = "2024-12-31"  # the questions are asked as of the end of the corpus
 
 
+def memory_version() -> str:
+    """What a QA memory is built with besides its chats: the facts a question's answer rests on come
+    from the extractor, and what retrieval finds from the index passages: a new version of either is
+    a new memory (`evals.qa.runtime_fingerprint` hashes the same two)."""
+    return f"{EXTRACTOR_VERSION}/{PASSAGE_FORMAT}"
+
+
 def _stamp(tokens: int, chats: int, seed: int) -> str:
-    # the facts a question's answer rests on come from the extractor, and what retrieval finds from the
-    # passages: a new version of either is a new memory
-    h = hashlib.sha256(f"{tokens}/{chats}/{seed}/{EXTRACTOR_VERSION}/{PASSAGE_FORMAT}".encode())
+    h = hashlib.sha256(f"{tokens}/{chats}/{seed}/{memory_version()}".encode())
     for p in sorted((paths.PROJECT_ROOT / "truffle_assets" / "synth").glob("*.py")):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
@@ -78,7 +83,7 @@ def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, d
     chats, root = Path(chats), Path(root)
     ann = load_natural(chats)
     files = sorted(chats.glob("*.txt"))
-    h = hashlib.sha256(f"{EXTRACTOR_VERSION}/{PASSAGE_FORMAT}".encode())
+    h = hashlib.sha256(memory_version().encode())
     line_ids: dict[tuple[str, int], str] = {}
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes())

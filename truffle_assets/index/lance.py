@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from truffle_assets.index.embedder import Embedder, text_sha
 from truffle_assets.index.keys import message_keys
+from truffle_assets.memory.gloss import gloss
 
 RAW_TABLE = "raw_episodes_index"
 SUMMARY_TABLE = "episodic_summaries"
@@ -188,8 +189,6 @@ PASSAGE_FORMAT = 2
 
 def passage(author: str | None, text: str, gloss_passages: bool = True) -> str:
     """"Author: text", and " | <English gloss>" after a Hinglish line that has one."""
-    from truffle_assets.memory.gloss import gloss
-
     own = f"{author}: {text}" if author else text
     english = gloss(text) if gloss_passages else None
     return f"{own} | {english}" if english else own

@@ -12,8 +12,10 @@ def _rows():
     return raw_rows_from(messages, streams, episodes), summary_rows_from(summary_frame(), episodes)
 
 
-def _load(idx: MemoryIndex) -> None:
-    raw, summ = _rows()
+def _load(idx: MemoryIndex, raw: pl.DataFrame | None = None) -> None:
+    """Both chats' partitions; `raw` in place of the fixture's message rows."""
+    fixture, summ = _rows()
+    raw = fixture if raw is None else raw
     for chat, days in (("alice", [D1, D2]), ("bob", [D3])):
         idx.upsert_partitions(chat, days, raw.filter(pl.col("chat_id") == chat),
                               summ.filter(pl.col("chat_id") == chat))
@@ -126,14 +128,12 @@ def test_a_table_written_before_shown_text_gets_it_when_its_days_are_rewritten(t
 
 
 def test_a_hinglish_line_is_searchable_by_its_english_gloss(tmp_path, embedder):
-    raw, summ = _rows()
+    raw, _ = _rows()
     raw = raw.with_columns(pl.when(pl.col("message_id") == "a4").then(pl.lit("Pune shift ho gayi finally"))
                            .otherwise(pl.col("text")).alias("text"))
     for gloss_passages in (True, False):
         idx = MemoryIndex(tmp_path / f"idx-{gloss_passages}", embedder, gloss_passages=gloss_passages)
-        for chat, days in (("alice", [D1, D2]), ("bob", [D3])):
-            idx.upsert_partitions(chat, days, raw.filter(pl.col("chat_id") == chat),
-                                  summ.filter(pl.col("chat_id") == chat))
+        _load(idx, raw)
         tbl = idx.table(RAW_TABLE)
         rows = {r["message_id"]: r for r in tbl.to_arrow().select(["message_id", "passage", "text"]).to_pylist()}
         passages = {m: r["passage"] for m, r in rows.items()}
