@@ -21,6 +21,7 @@ to itself followed by the secrets refusal; `bare_id` pairs prefer it to itself o
 citation's bare id; `over_absent` pairs prefer each answerable one to "not in your memory". The
 DPO-only `near_miss` pairs prefer "not in your memory" to a value invented from a shown line on the
 question's topic, and each has an `over_absent` twin: the same lines asked a question they do answer.
+`natural_answer` pairs are the recorded rows on hand-written chats that the SFT selection leaves out.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, not_found_wording, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
-GENERATOR_VERSION = 16  # bump when the code below changes what rows it makes from the same templates
+GENERATOR_VERSION = 17  # bump when the code below changes what rows it makes from the same templates
 PACK_DIR = PROMPTS_DIR / "pack"
 
 KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal", "question_card", "reading",
@@ -95,6 +96,12 @@ READING_PAIRS = 120
 # and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question;
 # with each pair's answerable twin (run 38) still 1 of 4, ids copied better, answers cut shorter.
 NEAR_MISS_PAIRS = 120
+# Recorded rows on hand-written chats (`benchmarks.grounded_pack`'s dev sets), by source_id prefix.
+# The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
+# the natural chats (11 of 44 right there, 20 of 33 on the synthetic corpus): values read off text
+# nobody templated. The SFT selection keeps a few of these rows; every one it leaves out becomes a
+# DPO-only `natural_answer` pair, for a stage on an existing adapter (`--dpo-kinds natural_answer`).
+NATURAL_TAGS = ("runtime/devset/", "runtime/devset2/")
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
@@ -522,6 +529,12 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         # already rejects "not in memory")
         if r["question_kind"] != "none" and not says_absent(ex.rejected):
             _add_pair(dpo, source_id, "over_absent", Example(ex.prompt, ex.chosen, not_found_wording(source_id)), split)
+    kept = {r["source_id"] for r in runtime}
+    for r in recorded_rows():
+        if r["source_id"].startswith(NATURAL_TAGS) and r["source_id"] not in kept:
+            source_id = r["source_id"]
+            _add_pair(dpo, source_id, "natural_answer", Example(r["prompt"], r["chosen"], r["rejected"]),
+                      split_for(source_id, eval_percent))
     return sft, dpo
 
 

@@ -18,8 +18,8 @@ Role = Literal["system", "user", "assistant"]
 Source = Literal["transcript", "synthetic"]
 Kind = Literal["toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy_refusal",
                "question_card", "transcript", "over_refusal", "reading",
-               "over_cited", "refusal_tail", "bare_id", "near_miss", "over_absent"]
-# over_refusal, reading, over_cited, refusal_tail, bare_id, near_miss, over_absent: DPO rows only
+               "over_cited", "refusal_tail", "bare_id", "near_miss", "over_absent", "natural_answer"]
+# over_refusal, reading, over_cited, refusal_tail, bare_id, near_miss, over_absent, natural_answer: DPO rows only
 Split = Literal["train", "eval"]
 
 

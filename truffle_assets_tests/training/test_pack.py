@@ -65,7 +65,8 @@ def test_counts_per_kind(rows):
         + Counter({"grounded_answer": recorded, "reading": pack.READING_PAIRS, "over_cited": over_cited,
                    "over_refusal": sum(DEFAULT_SIZES[k] for k in pack.OVER_REFUSAL_FROM), "refusal_tail": recorded,
                    "bare_id": bare, "near_miss": pack.NEAR_MISS_PAIRS,
-                   "over_absent": len(by_kind(dpo, "over_absent"))})
+                   "over_absent": len(by_kind(dpo, "over_absent")),
+                   "natural_answer": len(by_kind(dpo, "natural_answer"))})
     assert sum(r["source_id"].startswith("runtime/") for r in sft) == recorded
     assert not generate_pack({"grounded_runtime": 0})[0] == sft
     assert sum(r["source_id"].startswith("runtime/") for r in generate_pack({"grounded_runtime": 5})[0]) == 5
@@ -146,6 +147,21 @@ def test_over_absent_pairs_prefer_each_answerable_recorded_answer_to_not_in_memo
         row = recorded[r["source_id"]]
         assert (r["prompt"], r["chosen"], r["split"]) == (row["prompt"], row["chosen"], row["split"])
         assert r["rejected"] in NOT_FOUND_WORDINGS and not says_absent(r["chosen"])
+
+
+def test_natural_answer_pairs_are_the_hand_written_rows_the_selection_leaves_out(rows):
+    sft, dpo = rows
+    in_sft = {r["source_id"] for r in sft}
+    natural = {r["source_id"]: r for r in recorded_rows() if r["source_id"].startswith(pack.NATURAL_TAGS)}
+    # both dev sets are recorded, and the SFT selection keeps only some of their rows
+    assert {i.split("/")[1] for i in natural} == {"devset", "devset2"}
+    assert 0 < len(natural.keys() & in_sft) < len(natural)
+    pairs = by_kind(dpo, "natural_answer")
+    assert {r["source_id"] for r in pairs} == natural.keys() - in_sft
+    for r in pairs:
+        row = natural[r["source_id"]]
+        assert (r["prompt"], r["chosen"], r["rejected"]) == (row["prompt"], row["chosen"], row["rejected"])
+    assert not {r["source_id"] for r in pairs} & {r["source_id"] for r in by_kind(dpo, "grounded_answer")}
 
 
 def test_recorded_unanswerable_rows_are_capped_across_seeds():
