@@ -24,7 +24,7 @@ answer: "not in memory", or another fact's value cited to a shown line). Rows go
 file records the seeds and budget it came from (regenerate with `python -m benchmarks.grounded_pack`).
 
 `annotated_rows` does the same on a hand-annotated chat set written by a person, not our generator
-(the dev set, `benchmarks/devset/natural`): its own questions, and one question per current fact
+(the dev sets, `benchmarks/devset*/natural`): its own questions, and one question per current fact
 the annotators marked, so the model learns to read values off text nobody templated. The held-out
 natural set is the QA suite's and is never used for training.
 """
