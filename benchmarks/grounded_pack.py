@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     from benchmarks.runtime_bench import build_memory
+    from truffle_assets.evals.qa_memory import annotated_memory
     from truffle_assets.runtime.config import Budget, RuntimeConfig
     from truffle_assets.runtime.service import EMBEDDED_BUDGET, ChatService
 
@@ -55,8 +56,6 @@ def main(argv: list[str] | None = None) -> int:
         rows += got
         summary[str(seed)] = counts
         print(f"seed {seed}: {len(got)} rows {counts}", flush=True)
-    if args.devsets:
-        from truffle_assets.evals.qa_memory import annotated_memory
     for name in args.devsets:
         published, ann, line_ids = annotated_memory(DEVSETS[name], args.work / f"mem-{name}")
         cfg = RuntimeConfig(published_dir=published, store_dir=args.work / f"store-{name}",
