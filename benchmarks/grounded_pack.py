@@ -23,7 +23,7 @@ from truffle_assets.training.pack import PACK_DIR
 
 OUT = PACK_DIR / "grounded_runtime.json"
 EVAL_SEEDS = {7}
-# tag -> hand-written chat set; the tag is the rows' source_id prefix (`pack.NATURAL_TAGS`)
+# name -> hand-written chat set; its rows' source_ids start "runtime/<name>/" (`pack.natural_tags`)
 DEVSETS = {"devset": Path(__file__).resolve().parent / "devset" / "natural",
            "devset2": Path(__file__).resolve().parent / "devset2" / "natural"}
 

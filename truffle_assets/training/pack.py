@@ -96,13 +96,12 @@ READING_PAIRS = 120
 # and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question;
 # with each pair's answerable twin (run 38) still 1 of 4, ids copied better, answers cut shorter.
 NEAR_MISS_PAIRS = 120
-# Recorded rows on hand-written chats (`benchmarks.grounded_pack`'s dev sets), by source_id prefix.
-# The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
+# Recorded rows on hand-written chats: those of the dev sets `benchmarks.grounded_pack` recorded
+# (the file's `devsets`; each row's source_id is "runtime/<set>/…", `natural_tags`). The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
 # the natural chats (11 of 44 right there, 20 of 33 on the synthetic corpus): values read off text
 # nobody templated. The SFT selection keeps a few of these rows; every one it leaves out becomes a
 # DPO-only `natural_answer` pair, for a stage on an existing adapter (`--dpo-kinds natural_answer`).
 # A 40-step stage on 33 with them (run 40) read fewer held-out questions right (20 of 46 against 24).
-NATURAL_TAGS = ("runtime/devset/", "runtime/devset2/")
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
 # sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
 # preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
@@ -530,10 +529,10 @@ def generate_pack(n_per_kind: dict[str, int] | None = None, seed: int = 0,
         # already rejects "not in memory")
         if r["question_kind"] != "none" and not says_absent(ex.rejected):
             _add_pair(dpo, source_id, "over_absent", Example(ex.prompt, ex.chosen, not_found_wording(source_id)), split)
-    kept = {r["source_id"] for r in runtime}
+    kept, natural = {r["source_id"] for r in runtime}, natural_tags()
     for r in recorded_rows():
-        if r["source_id"].startswith(NATURAL_TAGS) and r["source_id"] not in kept:
-            source_id = r["source_id"]
+        source_id = r["source_id"]
+        if source_id.startswith(natural) and source_id not in kept:
             _add_pair(dpo, source_id, "natural_answer", Example(r["prompt"], r["chosen"], r["rejected"]),
                       split_for(source_id, eval_percent))
     return sft, dpo
@@ -598,7 +597,17 @@ def _add_pair(dpo: list[dict], source_id: str, kind: str, ex: Example, split: st
 
 
 @cache
+def _recorded() -> dict:
+    """`prompts/pack/grounded_runtime.json`, read once ({} when absent)."""
+    path = PACK_DIR / "grounded_runtime.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
 def recorded_rows() -> list[dict]:
     """The grounded answers recorded on the runtime's prompts (`prompts/pack/grounded_runtime.json`)."""
-    path = PACK_DIR / "grounded_runtime.json"
-    return json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
+    return _recorded().get("rows", [])
+
+
+def natural_tags() -> tuple[str, ...]:
+    """The source_id prefixes of the recorded rows on hand-written chats, one per dev set recorded."""
+    return tuple(f"runtime/{name}/" for name in _recorded().get("devsets", []))

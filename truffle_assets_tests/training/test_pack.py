@@ -152,7 +152,7 @@ def test_over_absent_pairs_prefer_each_answerable_recorded_answer_to_not_in_memo
 def test_natural_answer_pairs_are_the_hand_written_rows_the_selection_leaves_out(rows):
     sft, dpo = rows
     in_sft = {r["source_id"] for r in sft}
-    natural = {r["source_id"]: r for r in recorded_rows() if r["source_id"].startswith(pack.NATURAL_TAGS)}
+    natural = {r["source_id"]: r for r in recorded_rows() if r["source_id"].startswith(pack.natural_tags())}
     # both dev sets are recorded, and the SFT selection keeps only some of their rows
     assert {i.split("/")[1] for i in natural} == {"devset", "devset2"}
     assert 0 < len(natural.keys() & in_sft) < len(natural)
