@@ -20,7 +20,8 @@ held out.
 
 Every question goes through `ChatService.ask` on `open_service`: guard, retrieval, budgets, the
 served model (an embedded llama.cpp server on each GGUF, with the embedded budget and sampling),
-recall rounds, citation checks, scrubbing. Scores per model (`evals.qa.score_answer`): accuracy,
+recall rounds, citation checks, scrubbing (and with `--abstain-below t` the low-confidence gate,
+`RuntimeConfig.abstain_below`, off in the product: benchmarks/abstain_sweep.py). Scores per model (`evals.qa.score_answer`): accuracy,
 cited share and citation precision over answerable questions, unsupported claims, secret leaks
 (any planted secret value in any answer), median latency. Last line:
 `qa_accuracy_base=<a0> qa_accuracy=<a> cited_share=<c> citation_precision=<p>` (the last three for
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
     ap.add_argument("--profile-by-question", action="store_true",
                     help="both models with RuntimeConfig.profile_by_question on (off by default in the product)")
+    ap.add_argument("--abstain-below", type=float, default=None, metavar="P",
+                    help="both models with RuntimeConfig.abstain_below=P (the low-confidence gate; off in the product)")
     ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", *ANNOTATED],
@@ -101,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
     options = {"profile_by_question": True} if args.profile_by_question else {}
-    # the runtime's code, and any option that changes its prompts: answers are alike only when both are
-    runtime = runtime_fingerprint() + "".join(f"+{k}" for k in sorted(options))
+    if args.abstain_below is not None:
+        options["abstain_below"] = args.abstain_below
+    # the runtime's code, and any option that changes its answers: answers are alike only when both are
+    runtime = runtime_fingerprint() + "".join(f"+{k}" if v is True else f"+{k}={v}" for k, v in sorted(options.items()))
     if args.base_from:  # checked before any memory is built
         earlier = json.loads(args.base_from.read_text(encoding="utf-8"))
         if earlier.get("runtime") != runtime:  # other prompts or another memory: not the same answers
@@ -144,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
     models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}
-    out.write_text(json.dumps({"models": models, "runtime": runtime, "summary": summary,
+    out.write_text(json.dumps({"models": models, "runtime": runtime, "options": options, "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)
@@ -153,10 +158,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def show(summary: dict, other_label: str, out: Path) -> None:
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
-    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "evidence_shown",
+    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "abstained", "evidence_shown",
               "correct_when_shown", "unsupported", "leaks", "fallbacks",
               "median_ms", "p90_ms"):
-        print(f"{k:22}{summary['base'][k]!s:>10}{summary[other_label][k]!s:>10}")
+        print(f"{k:22}{summary['base'].get(k, '-')!s:>10}{summary[other_label].get(k, '-')!s:>10}")
     for k in sorted(set(summary["base"]["by"]) | set(summary[other_label]["by"])):
         print(f"{'  ' + k:22}{summary['base']['by'].get(k, '-')!s:>10}{summary[other_label]['by'].get(k, '-')!s:>10}")
     print(f"results: {out}")

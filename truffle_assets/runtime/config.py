@@ -60,6 +60,10 @@ class EndpointConfig(BaseModel):
     repeat_penalty: float | None = Field(None, ge=0.0, le=3.0)   # llama.cpp only
     stop: list[str] = Field(default_factory=list, max_length=4)
     loop_guard: bool = True   # cut a reply where it starts repeating itself (streaming: stop generating there)
+    # ask for the answer tokens' log-probabilities (the claim's confidence in the trace,
+    # `runtime.confidence`); asked anyway when `abstain_below` is set. Off by default: not every endpoint
+    # serves them, and llama-cpp-python's cost +4 s a turn on the embedded model
+    logprobs: bool | None = None
 
 
 class Policy(BaseModel):
@@ -94,6 +98,10 @@ class RuntimeConfig(BaseModel):
     # +4; README, answer quality benchmark). A profile claim is cited to its fact's messages either way
     # (`answer._profile_evidence`; on by default since the seventeenth session).
     profile_by_question: bool = False
+    # "not in memory" instead of a claim whose weakest token the model gave less than this probability
+    # (`runtime.confidence`; an endpoint that sends no logprobs withholds nothing). None, the default:
+    # every claim stands. 0.35 won on validation questions and lost on held-out ones (README, answer quality)
+    abstain_below: float | None = Field(None, gt=0.0, lt=1.0)
     retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
     api: ApiLimits = Field(default_factory=ApiLimits)  # HTTP body and question size limits (runtime.limits)
 

@@ -199,7 +199,8 @@ class ChatService:
             temperature=cfg.endpoint.temperature if temperature is None else temperature,
             frequency_penalty=cfg.endpoint.frequency_penalty, presence_penalty=cfg.endpoint.presence_penalty,
             repeat_penalty=cfg.endpoint.repeat_penalty, stop=tuple(cfg.endpoint.stop),
-            loop_guard=cfg.endpoint.loop_guard,
+            loop_guard=cfg.endpoint.loop_guard, abstain_below=cfg.abstain_below,
+            logprobs=bool(cfg.endpoint.logprobs) or cfg.abstain_below is not None,
             tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
             max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
             allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
@@ -232,8 +233,9 @@ class ChatService:
                    *, temperature: float | None = None, today: date | str | None = None) -> Iterator[dict]:
         """`ask`, as it happens: `{"delta": text}` events while the model writes the answer (settled
         text only: cleaned, scrubbed, never a tool call), then `{"turn": TurnResult}`. The deltas
-        are a prefix of the final answer unless the turn fell back after prose had been sent
-        (then `turn.answer` replaces them). The question is checked before this returns."""
+        are a prefix of the final answer unless the turn fell back after prose had been sent, or its
+        claim was withheld for low confidence (`abstain_below`): then `turn.answer` replaces them.
+        The question is checked before this returns."""
         return self._turn(messages, conversation_id, reroll_of, temperature, today, live=True)
 
     def _turn(self, messages: list[dict], conversation_id: str | None, reroll_of: str | None,
@@ -282,7 +284,8 @@ class ChatService:
             "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
             "context_ids": out.get("context_ids", []), "dropped": out.get("dropped", {}),
             "invalid_citations": out.get("invalid_citations", []), "attributed": out.get("attributed", []),
-            "self_named": out.get("self_named", []),
+            "self_named": out.get("self_named", []), "confidence": out.get("confidence"),
+            "abstained": bool(out.get("abstained")),
             "scrubbed": out.get("scrubbed", []), "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
             "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
             "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,

@@ -38,6 +38,8 @@ class Context:
     stop: tuple[str, ...] = ()
     stream: bool = False                     # answer text goes to the graph's custom stream as generated
     loop_guard: bool = True                  # cut a reply where it starts repeating (off only to measure it)
+    logprobs: bool = False                   # ask for the reply's token log-probabilities (the claim's confidence)
+    abstain_below: float | None = None       # "not in memory" below this weakest-claim-token probability
     tokenizer: str | None = None             # GGUF / HF tokenizer folder of the served model
     tokenizer_proxy_for: str | None = None   # set when counting for a remote model with a local tokenizer
     budget: Budget = field(default_factory=Budget)
@@ -90,6 +92,8 @@ class State(InputState):
     trace: Annotated[list[dict], operator.add] = field(default_factory=list)  # nodes append their steps
     llm_calls: int = 0
     raw_output: str | None = None
+    confidence: dict | None = None                          # the claim's token probabilities (runtime.confidence)
+    abstained: bool = False                                 # the claim was replaced by "not in memory" (abstain_below)
     served_model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     answer: str = ""
