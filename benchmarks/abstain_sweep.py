@@ -13,12 +13,14 @@ threshold on questions that are not the held-out ones (benchmarks/heldout, synth
   so unseen by run 33 and anything older);
 * the `train` phrasings of two synthetic seeds no pack or suite uses (21, 22), each with six of
   the `train` unanswerable questions (different ones per seed, none of the held-out four).
-Each question is asked once per model with the gate off (`evals.qa.ask_endpoint`, the whole turn).
+Each question is asked once per model with the gate off and log-probabilities on
+(`evals.qa.ask_endpoint`, the whole turn).
 Abstaining below t turns exactly the claims under t into "not in memory", so every t is scored from
 the same answers (`withheld`): right for a question nothing answers, wrong for one that has an
 answer, uncited either way. Chosen: the t that gives the compared model its best accuracy, the
 smaller t on a tie. Last line: `abstain_below=<t> accuracy=<a> none_right=<k>/<n> answerable_lost=<m>`
-(the compared model, at t, against no gate).
+(the compared model, at t, against no gate). The 2026-12-02 choice (0.35 for run 33) then lost
+on the held-out questions (`qa_eval --abstain-below 0.35`), so the product ships with no gate.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def ask(label: str, endpoint: dict, work: Path) -> list[dict]:
                          progress=_printer(f"{label}/dev2"))
     for seed in SEEDS:
         data, truth, _, _ = build_memory(work, 60_000, 10, seed, False)
-        qs = [q for q in synthetic_questions(truth, "train", seed)]
+        qs = list(synthetic_questions(truth, "train", seed))
         rows += ask_endpoint(endpoint, data / "published", work / "stores" / f"sweep-{label}" / f"s{seed}", qs,
                              TODAY, [s["value"] for s in truth["secrets"]], progress=_printer(f"{label}/s{seed}"))
     return rows
