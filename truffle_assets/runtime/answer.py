@@ -73,7 +73,7 @@ class Reply:
 
 
 def _token_logprobs(choice) -> list[tuple[str, float]]:
-    """(token, logprob) of a choice's (or a stream chunk's) `logprobs.content`, if the endpoint sent any."""
+    """(token, logprob) of a stream chunk's `logprobs.content`, if the endpoint sent any."""
     content = getattr(getattr(choice, "logprobs", None), "content", None) or []
     return [(t.token, t.logprob) for t in content if getattr(t, "token", None) is not None]
 
@@ -100,21 +100,19 @@ def _complete(ctx: Context, state: State) -> Reply:
                   max_tokens=ctx.budget.answer, **sampling(ctx))
     if ctx.logprobs:  # the chosen token's own probability is enough (llama.cpp sends none without top_logprobs)
         kwargs.update(logprobs=True, top_logprobs=1)
-    # llama-cpp-python computes a whole reply's logprobs over every prompt position too: streamed, it
-    # costs +4 s a turn on the embedded model instead of +10 s (the deltas go nowhere unless streaming)
+    # logprobs are always read off a stream: llama-cpp-python's cost the embedded model +10 s a turn
+    # non-streamed and +4 s streamed (measured; the deltas go nowhere unless `ctx.stream`)
     if not ctx.stream and not ctx.logprobs:
         resp = _client(ctx).chat.completions.create(**kwargs)
         content = finish = None
-        lps: list[tuple[str, float]] = []
         try:
             content = resp.choices[0].message.content
             finish = resp.choices[0].finish_reason
-            lps = _token_logprobs(resp.choices[0])
         except (AttributeError, IndexError, TypeError):
             pass
         usage = {k: int(getattr(resp.usage, k, 0) or 0) for k in ("prompt_tokens", "completion_tokens")} \
             if getattr(resp, "usage", None) is not None else {}
-        return Reply(content, usage, finish, getattr(resp, "model", None), logprobs=lps)
+        return Reply(content, usage, finish, getattr(resp, "model", None))
     writer = get_stream_writer()
     live = AnswerStream(set(state.context_ids), lambda piece: writer({"delta": piece}))
     reply = Reply("", streamed=True)
@@ -194,7 +192,7 @@ def answer_or_request_recall(state: State, runtime: Runtime[Context]) -> dict:
         return _fallback("malformed_output", parsed.error or "unparseable tool call", [step],
                          **base, raw_output=content)
     step["answered"] = True
-    conf = claim_confidence(reply.logprobs) if reply.logprobs else None
+    conf = claim_confidence(reply.logprobs)
     if conf:
         step["confidence"] = conf
     return {**base, "raw_output": content, "confidence": conf, "trace": [step]}

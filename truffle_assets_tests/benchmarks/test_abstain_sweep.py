@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from benchmarks.abstain_sweep import choose, sweep, withheld
+from truffle_assets.evals.qa import says_absent
+from truffle_assets.runtime.prompts import text
 
 
 def _row(i, kind, correct, min_p, cited=True, refused=False):
@@ -17,6 +19,8 @@ ROWS = [_row(0, "current", True, 0.9), _row(1, "current", False, 0.3), _row(2, "
 
 
 def test_a_withheld_claim_is_right_only_where_nothing_answers_and_cites_nothing():
+    # the sweep scores the runtime's "not in memory" as the QA scorer does: it reads as absent
+    assert says_absent(text("low_confidence"))
     w = {r["id"]: r for r in withheld(ROWS, 0.35)}
     assert w["q2"]["correct"] and not w["q1"]["correct"] and not w["q4"]["correct"]
     assert all(w[q]["n_citations"] == 0 and w[q]["abstained"] for q in ("q1", "q2", "q4"))
