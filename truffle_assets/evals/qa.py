@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 NOT_IN_MEMORY = re.compile(
-    r"not (?:in|anywhere in) (?:your |the )?memory|(?:couldn't|could not|can't|cannot|didn't|did not) find|"
+    r"not (?:in|anywhere in) (?:your |the |my )?memory|(?:couldn't|could not|can't|cannot|didn't|did not) find|"
     r"no (?:information|record|mention|messages?)\b|(?:isn't|is not|wasn't|was not|aren't) (?:mentioned|in)|"
     r"(?:don't|do not) (?:know|have|see)|nothing (?:about|in|on)|never (?:mentioned|said)|not mentioned", re.I)
 NEGATION = re.compile(r"\b(?:no|not|never|don't|doesn't|didn't|can't|cannot|isn't|aren't|wasn't|haven't|quit)\b|n't\b", re.I)
