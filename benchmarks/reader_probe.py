@@ -21,7 +21,7 @@ memory answers. Then:
   There are two prompts: the question and the answer, or the question alone. It reports the AUC
   between right and wrong answers, and the accuracy if answers under each P(yes) were withheld as
   "not in memory" (scored as `abstain_sweep.withheld` scores them).
-Last line: `reader_shown=<right>/<n> ... judge_auc=<best AUC>`.
+Last line: `reader_shown <reader>=<right>/<n> ... judge_auc=<best AUC>` (no AUC with `--judge none`).
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def show(res: dict) -> str:
             lost = sum(a_["correct"] and not b["correct"] for a_, b in zip(first, w))
             print(f"  withhold under {t:.2f}: accuracy {base:.3f} -> {summarize_rows(w)['accuracy']:.3f} "
                   f"(+{gained} -{lost})")
-    return f"reader_shown {' '.join(line)} judge_auc={best:.3f}"
+    return f"reader_shown {' '.join(line)}" + (f" judge_auc={best:.3f}" if res.get("judge") else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--read", action="append", default=None, metavar="GGUF[:nudge]",
                     help="a reader (repeatable; default: the registry's active model, as served)")
-    ap.add_argument("--judge", default=None, help="the judge GGUF (default: the untuned base)")
+    ap.add_argument("--judge", default=None, help="the judge GGUF (default: the untuned base; 'none': no judge)")
     ap.add_argument("--work", type=Path, default=QA_WORK)
     ap.add_argument("--from", dest="from_", type=Path, default=None, metavar="RESULTS")
     ap.add_argument("--out", type=Path, default=None)
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         gguf, _, mode = spec.partition(":")
         res["read"][spec] = read(gguf, prompts, mode == "nudge", name(spec))
     first = next(iter(res["read"].values()))
-    for how in JUDGE:
+    for how in JUDGE if args.judge != "none" else ():
         res["judge"][how] = judge(res["judge_model"], first, prompts, how)
     res["seconds"] = round(time.perf_counter() - t0)
     out = args.out or ROOT / "benchmarks" / "results" / f"reader_probe_{date.today().isoformat()}.json"
