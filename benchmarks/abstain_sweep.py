@@ -42,6 +42,13 @@ SEEDS = (21, 22)
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 
 
+def as_withheld(r: dict) -> dict:
+    """Row `r` as it scores when the runtime says "not in memory" instead: right only where nothing
+    answers (or a secret was asked for), and no citation, claim or leak."""
+    return r | {"correct": r["kind"] in ("none", "secret"), "cited": False, "n_citations": 0,
+                "precise_citations": 0, "unsupported": False, "leak": False, "abstained": True}
+
+
 def withheld(rows: list[dict], t: float | None, signal: str = "min_p") -> list[dict]:
     """`rows` as they would have scored with abstain_below=t: a claim whose weakest token (`signal`
     "min_p"; "mean_p": the claim's geometric mean) is under t says "not in memory" (right only
@@ -51,10 +58,7 @@ def withheld(rows: list[dict], t: float | None, signal: str = "min_p") -> list[d
     out = []
     for r in rows:
         conf = r.get("confidence")
-        if conf and conf[signal] < t and not r["refused"] and not r["fallback"]:
-            r = r | {"correct": r["kind"] in ("none", "secret"), "cited": False, "n_citations": 0,
-                     "precise_citations": 0, "unsupported": False, "leak": False, "abstained": True}
-        out.append(r)
+        out.append(as_withheld(r) if conf and conf[signal] < t and not r["refused"] and not r["fallback"] else r)
     return out
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.abstain_sweep import as_withheld  # noqa: E402
 from benchmarks.qa_eval import ANNOTATED, QA_WORK  # noqa: E402
 from truffle_assets.evals.qa import Question, says_absent, score_answer, summarize_rows  # noqa: E402
 
@@ -167,9 +168,7 @@ def auc(pos: list[float], neg: list[float]) -> float:
 
 def withheld(rows: list[dict], scores: list[float | None], t: float) -> list[dict]:
     """`rows` as scored had every answer whose P(yes) is under t said "not in memory", uncited."""
-    return [r | {"correct": r["kind"] in ("none", "secret"), "cited": False, "n_citations": 0,
-                 "precise_citations": 0, "unsupported": False}
-            if s is not None and s < t else r for r, s in zip(rows, scores)]
+    return [as_withheld(r) if s is not None and s < t else r for r, s in zip(rows, scores)]
 
 
 def name(spec: str) -> str:
@@ -182,7 +181,8 @@ def name(spec: str) -> str:
 def rescored(rows: list[dict]) -> list[dict]:
     """Rows of a question nothing answers scored again with today's `says_absent` (the only part of
     `score_answer` a stored reply can be re-read by: the other kinds need the question's keys)."""
-    return [r | {"correct": says_absent(r["answer"]), "unsupported": not says_absent(r["answer"])}
+    return [r | {"correct": says_absent(r["answer"]),
+                 "unsupported": bool(r["answer"].strip()) and not says_absent(r["answer"])}
             if r["kind"] == "none" else r for r in rows]
 
 
