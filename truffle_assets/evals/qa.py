@@ -123,7 +123,7 @@ def _templates(f: dict[str, dict]) -> dict[str, list[tuple[str, str, str, str, s
         "job_northwind": [("train", "current", "Where do I work now?", now_job, f"You work at {now_job} now."),
                           ("eval", "current", "Which company am I working for these days?", now_job, "")],
         "job_zentrix": [("train", "temporal", f"Where did I work before {now_job}?", old_job,
-                         f"Before {now_job} you worked at {old_job}."),
+                         f"Before {now_job} you worked at {old_job.split(' ')[0]}."),  # as its messages name it
                         ("eval", "temporal", "Which company did I leave in the summer of 2022?", old_job, "")],
         "lives_bengaluru": [("train", "current", "Which city do I live in?", now_city, f"You live in {now_city}."),
                             ("eval", "current", "Where am I living these days?", now_city, "")],
@@ -228,6 +228,12 @@ def _absent(split: str, seed: int | None) -> list[tuple[int, str]]:
     return [qs[(start + i) % len(qs)] for i in range(min(ABSENT_PER_SEED, len(qs)))]
 
 
+def _keys(fid: str, key: str) -> list[str]:
+    """The planted value, and for a company the first word of its name as well: the chats call Zentrix
+    Labs "Zentrix" in every message that states the job, so "Zentrix" is all an answer can take from them."""
+    return [key, key.split()[0]] if fid.startswith("job_") and " " in key else [key]
+
+
 def synthetic_questions(truth: dict, split: str, seed: int | None = None) -> list[Question]:
     """The `split` ("train" or "eval") questions of one synthetic corpus's ground truth."""
     facts = {f["id"]: f for f in truth["facts"]}
@@ -236,7 +242,7 @@ def synthetic_questions(truth: dict, split: str, seed: int | None = None) -> lis
     for fid, rows in _templates(facts).items():
         for n, (sp, kind, q, key, ref) in enumerate(rows):
             if sp == split:
-                out.append(Question(f"{fid}/{n}", q, kind, [key], evidence=list(facts[fid]["message_ids"]),
+                out.append(Question(f"{fid}/{n}", q, kind, _keys(fid, key), evidence=list(facts[fid]["message_ids"]),
                                     answer=ref or None, source=src))
     for n, q in _absent(split, truth.get("seed", seed)):
         out.append(Question(f"absent/{split}/{n}", q, "none", source=src,

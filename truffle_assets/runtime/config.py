@@ -98,6 +98,9 @@ class RuntimeConfig(BaseModel):
     # +4; README, answer quality benchmark). A profile claim is cited to its fact's messages either way
     # (`answer._profile_evidence`; on by default since the seventeenth session).
     profile_by_question: bool = False
+    # a "before X"/"after X" question shows the fact that held before (after) the fact naming X, with its
+    # messages, and searches only that side of X's date (runtime.timeline)
+    timeline: bool = True
     # "not in memory" instead of a claim whose weakest token the model gave less than this probability
     # (`runtime.confidence`; an endpoint that sends no logprobs withholds nothing). None, the default:
     # every claim stands. 0.35 won on validation questions and lost on held-out ones (README, answer quality)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime, time as dtime
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.runtime import profile_rank
+from truffle_assets.runtime import profile_rank, timeline
+from truffle_assets.runtime.prompts import text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 
 _json_cache: dict[str, tuple[int, Any]] = {}
@@ -130,7 +132,14 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         return {"trace": [step]}
     try:
         log = RetrievalLog(ctx.retrieval_log, store_query_text=ctx.retrieval_log_text) if ctx.retrieval_log else None
-        pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
+        res = timeline.resolve(state.question, load_facts(ctx.published_dir)) if ctx.timeline else None
+        if res is None:
+            pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
+        else:  # only that side of the anchor's date, without the anchor's words (runtime.timeline)
+            edge = datetime.combine(res.bound, dtime.min) if res.bound else None
+            before = res.anchor.direction == "before"
+            pack = retrieve(res.anchor.rest, ctx.pointer, k=ctx.k_raw, log=log,
+                            until=edge if before else None, since=None if before else edge)
         idx = open_index(ctx.pointer)
         participants = sorted({p for ps in idx.participants().values() for p in ps})
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
@@ -142,10 +151,26 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         relevance = {}
     summaries = [s.model_dump(mode="json") for s in pack.summaries]
     candidates = [i.model_dump(mode="json", exclude={"components"}) | {"round": 0} for i in pack.items]
+    facts: list[dict] = []
+    notes: list[str] = []
     step = {"step": "retrieve_summaries", "summaries": [s["episode_id"] for s in summaries],
-            "index_versions": pack.index_versions, "timing_ms": pack.timing_ms, "ms": elapsed_ms(t0)}
+            "index_versions": pack.index_versions, "timing_ms": pack.timing_ms}
+    if res is not None:
+        # the facts that held before (after) the anchor are shown as facts, their messages above every hit
+        from truffle_assets.runtime.recall import item_from_row
+
+        top = max((c["score"] for c in candidates), default=0.0)
+        facts = [{**f, "fact_id": fid} for fid, f in res.neighbours]
+        rows = fetch_messages(ctx.pointer, [m for _, f in res.neighbours for m in timeline.evidence(f)])
+        candidates = [item_from_row(r, top + 1.0, 0, "timeline") for r in rows] + candidates
+        if res.neighbours:
+            notes = [text("timeline_note", direction=res.anchor.direction, anchor=res.anchor.phrase,
+                          facts=timeline.describe(res.neighbours, {r["message_id"] for r in rows}))]
+        step["timeline"] = {"direction": res.anchor.direction, "anchor_fact": res.anchor_fact,
+                            "facts": [fid for fid, _ in res.neighbours], "bound": str(res.bound) if res.bound else None}
+    step["ms"] = elapsed_ms(t0)
     return {"summaries": summaries, "candidates": candidates, "watermarks": dict(pack.watermarks),
-            "participants": participants, "profile_relevance": relevance, "trace": [step]}
+            "participants": participants, "profile_relevance": relevance, "facts": facts, "recall_notes": notes, "trace": [step]}
 
 
 def retrieve_raw(state: State, runtime: Runtime[Context]) -> dict:

@@ -54,9 +54,12 @@ def test_train_and_eval_phrasings_never_share_a_question():
     train, held = synthetic_questions(CORPUS, "train"), synthetic_questions(CORPUS, "eval")
     assert not {q.question for q in train} & {q.question for q in held}
     facts = {q.id.split("/")[0]: q for q in held if q.answerable}
-    assert facts["job_northwind"].keys == ["Northwind Analytics"] and facts["job_zentrix"].evidence == ["z1", "z2"]
+    # a company's first word counts too: the chats call Zentrix Labs "Zentrix" in every message stating it
+    assert facts["job_northwind"].keys == ["Northwind Analytics", "Northwind"]
+    assert facts["job_zentrix"].keys == ["Zentrix Labs", "Zentrix"] and facts["job_zentrix"].evidence == ["z1", "z2"]
+    assert score_answer(facts["job_zentrix"], "You left Zentrix [msg:z1].", ["z1"], {})["correct"]
     assert facts["pet"].keys == ["Coco"] and facts["trip_goa"].keys == ["December 2019"]
-    assert "Before Northwind Analytics you worked at Zentrix Labs." in [q.answer for q in train]
+    assert "Before Northwind Analytics you worked at Zentrix." in [q.answer for q in train]
     assert sum(q.kind == "none" for q in held) == 4 and {q.secret for q in held if q.kind == "secret"} == \
         {"4617 9395 2871 0235", "670039"}
 
