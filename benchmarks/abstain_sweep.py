@@ -82,22 +82,30 @@ def choose(lines: list[dict]) -> dict:
     return max(lines, key=lambda x: (x["accuracy"], -(x["t"] or 0)))
 
 
-def ask(label: str, endpoint: dict, work: Path) -> list[dict]:
+def validation_sets(work: Path) -> list[tuple[str, Path, list, str, list[str]]]:
+    """(name, published dir, questions, today, planted secrets) of the validation questions, none held
+    out: dev2's annotated ones and the `train` phrasings of synthetic SEEDS (memories built once)."""
     from benchmarks.runtime_bench import build_memory
-    from truffle_assets.evals.qa import ask_endpoint, natural_questions
+    from truffle_assets.evals.qa import natural_questions
     from truffle_assets.evals.qa_memory import TODAY, annotated_memory
 
-    rows: list[dict] = []
-    chats, folder, _ = ANNOTATED["dev2"]
+    chats, folder, source = ANNOTATED["dev2"]
     published, ann, line_ids = annotated_memory(chats, work / folder)
-    qs = natural_questions(ann, line_ids, source="dev2-natural")
-    rows += ask_endpoint(endpoint, published, work / "stores" / f"sweep-{label}" / "dev2", qs, ann["as_of"],
-                         progress=_printer(f"{label}/dev2"))
+    out = [("dev2", Path(published), natural_questions(ann, line_ids, source=source), ann["as_of"], [])]
     for seed in SEEDS:
         data, truth, _, _ = build_memory(work, 60_000, 10, seed, False)
-        qs = list(synthetic_questions(truth, "train", seed))
-        rows += ask_endpoint(endpoint, data / "published", work / "stores" / f"sweep-{label}" / f"s{seed}", qs,
-                             TODAY, [s["value"] for s in truth["secrets"]], progress=_printer(f"{label}/s{seed}"))
+        out.append((f"s{seed}", data / "published", list(synthetic_questions(truth, "train", seed)), TODAY,
+                    [s["value"] for s in truth["secrets"]]))
+    return out
+
+
+def ask(label: str, endpoint: dict, work: Path) -> list[dict]:
+    from truffle_assets.evals.qa import ask_endpoint
+
+    rows: list[dict] = []
+    for name, published, qs, today, secrets in validation_sets(work):
+        rows += ask_endpoint(endpoint, published, work / "stores" / f"sweep-{label}" / name, qs, today, secrets,
+                             progress=_printer(f"{label}/{name}"))
     return rows
 
 

@@ -26,27 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.qa_eval import ANNOTATED, QA_WORK, _printer  # noqa: E402
+from benchmarks.abstain_sweep import validation_sets  # noqa: E402
+from benchmarks.qa_eval import QA_WORK, _printer  # noqa: E402
 from truffle_assets.evals.qa import summarize_rows  # noqa: E402
-
-SEEDS = (21, 22)
-
-
-def question_sets(work: Path) -> list[tuple[str, Path, list, str, list[str]]]:
-    """(name, published dir, questions, today, secrets) of dev2 and the two synthetic seeds."""
-    from benchmarks.runtime_bench import build_memory
-    from truffle_assets.evals.qa import natural_questions, synthetic_questions
-    from truffle_assets.evals.qa_memory import TODAY, annotated_memory
-
-    chats, folder, source = ANNOTATED["dev2"]
-    published, ann, line_ids = annotated_memory(chats, work / folder)
-    out = [("dev2", Path(published), natural_questions(ann, line_ids, source=source), ann["as_of"], [])]
-    for seed in SEEDS:
-        data, truth, _, _ = build_memory(work, 60_000, 10, seed, False)
-        out.append((f"s{seed}", data / "published", list(synthetic_questions(truth, "train", seed)), TODAY,
-                    [s["value"] for s in truth["secrets"]]))
-    return out
-
 
 def shown(sets, work: Path) -> dict[str, dict[str, bool]]:
     """"off"/"on" -> {set|question: the first-round prompt shows a message stating the fact}."""
@@ -130,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
     t0 = time.perf_counter()
-    sets = question_sets(args.work)
+    sets = validation_sets(args.work)
     models = {"tuned": str(args.tuned or active_gguf())}
     if args.base:
         models["base"] = str(qwen_gguf())

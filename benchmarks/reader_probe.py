@@ -39,11 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.abstain_sweep import as_withheld  # noqa: E402
-from benchmarks.qa_eval import ANNOTATED, QA_WORK  # noqa: E402
+from benchmarks.abstain_sweep import as_withheld, validation_sets  # noqa: E402
+from benchmarks.qa_eval import QA_WORK  # noqa: E402
 from truffle_assets.evals.qa import Question, says_absent, score_answer, summarize_rows  # noqa: E402
 
-SEEDS = (21, 22)
 CITE = re.compile(r"\[msg:([0-9a-f]{6,})\]")
 NUDGE = ("\nAnswer now from the memories shown: one or two sentences, each claim cited as [msg:<id>]; "
          "if no shown memory answers the question, say it is not in your memory. Do not call a tool.")
@@ -60,23 +59,14 @@ THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 def compose(work: Path) -> list[dict]:
     """The first-round prompt of every validation question whose fact's message it shows, or that
     nothing answers: {"q", "prompt", "sources": {message id: {author, day, text}}}."""
-    from benchmarks.runtime_bench import build_memory
-    from truffle_assets.evals.qa import natural_questions, synthetic_questions
-    from truffle_assets.evals.qa_memory import TODAY, annotated_memory
     from truffle_assets.llm.gguf import qwen_gguf
     from truffle_assets.runtime.config import EndpointConfig, RuntimeConfig
     from truffle_assets.runtime.service import open_service
 
-    chats, folder, source = ANNOTATED["dev2"]
-    published, ann, line_ids = annotated_memory(chats, work / folder)
-    sets = [(published, natural_questions(ann, line_ids, source=source), ann["as_of"])]
-    for seed in SEEDS:
-        data, truth, _, _ = build_memory(work, 60_000, 10, seed, False)
-        sets.append((data / "published", list(synthetic_questions(truth, "train", seed)), TODAY))
     out = []
-    for published, questions, today in sets:
+    for _, published, questions, today, _ in validation_sets(work):
         # compose never calls the model; the embedded server only fixes the embedded budget
-        cfg = RuntimeConfig(published_dir=Path(published), store_dir=work / "stores" / "reader_probe",
+        cfg = RuntimeConfig(published_dir=published, store_dir=work / "stores" / "reader_probe",
                             endpoint=EndpointConfig(gguf=str(qwen_gguf())), transcripts=False)
         with open_service(cfg) as svc:
             for q in questions:

@@ -30,7 +30,7 @@ from truffle_assets.runtime.attribution import attribute, without_self
 from truffle_assets.runtime.confidence import claim_confidence
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
-from truffle_assets.runtime.recall import item_from_row
+from truffle_assets.runtime.published import item_from_row
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 from truffle_assets.runtime.streaming import CITE, AnswerStream, clean_body, trim_loop
 

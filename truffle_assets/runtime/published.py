@@ -70,6 +70,20 @@ def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: order.get(r["message_id"], 0))
 
 
+def _iso(v: Any) -> str | None:
+    if v is None:
+        return None
+    return v.isoformat() if hasattr(v, "isoformat") else str(v)
+
+
+def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
+    """An evidence-pool item from a `fetch_messages` row."""
+    return {"message_id": r["message_id"], "episode_id": r.get("episode_id"), "chat_id": r["chat_id"],
+            "ts": _iso(r.get("ts")), "author": r.get("author"),
+            "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
+            "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
+
+
 def fetch_day(pointer: Path, chat_id: str, day: str, limit: int = 2_000) -> list[dict]:
     """A chat's indexed messages of one day (YYYY-MM-DD), oldest first: the evidence panel's day view
     and a cited message's neighbours."""
@@ -157,8 +171,6 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
             "index_versions": pack.index_versions, "timing_ms": pack.timing_ms}
     if res is not None:
         # the facts that held before (after) the anchor are shown as facts, their messages above every hit
-        from truffle_assets.runtime.recall import item_from_row
-
         top = max((c["score"] for c in candidates), default=0.0)
         facts = [{**f, "fact_id": fid} for fid, f in res.neighbours]
         rows = fetch_messages(ctx.pointer, [m for _, f in res.neighbours for m in timeline.evidence(f)])

@@ -10,30 +10,15 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, time as dtime
-from typing import Any
 
 from langgraph.runtime import Runtime
 
 from truffle_assets.runtime.profile_rank import fact_lines
 from truffle_assets.runtime.prompts import text
-from truffle_assets.runtime.published import fetch_messages, find_fact, load_facts
+from truffle_assets.runtime.published import fetch_messages, find_fact, item_from_row, load_facts
 from truffle_assets.runtime.state import MAX_GET_MESSAGES, Context, RecallIntent, State, elapsed_ms
 
 MAX_CALLS_PER_RECALL = 3
-
-
-def _iso(v: Any) -> str | None:
-    if v is None:
-        return None
-    return v.isoformat() if hasattr(v, "isoformat") else str(v)
-
-
-def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
-    """An evidence-pool item from a `fetch_messages` row."""
-    return {"message_id": r["message_id"], "episode_id": r.get("episode_id"), "chat_id": r["chat_id"],
-            "ts": _iso(r.get("ts")), "author": r.get("author"),
-            "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
-            "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:

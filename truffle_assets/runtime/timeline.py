@@ -15,9 +15,10 @@ plain retrieval.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import date
+
+from truffle_assets.memory.facts.values import ascii_fold
 
 # "before X" / "after X", X running to the end of the question; "before I joined X" keeps X only
 _ANCHOR = re.compile(r"\b(before|after)\s+(?:i\s+(?:moved|joined|started|met|got|went|switched|shifted)"
@@ -43,8 +44,7 @@ class Resolution:
 
 
 def _words(s: str) -> set[str]:
-    s = unicodedata.normalize("NFKD", s or "").encode("ascii", "ignore").decode().lower()
-    return {w for w in _WORD.findall(s) if w not in _STOP}
+    return {w for w in _WORD.findall(ascii_fold(s or "").lower()) if w not in _STOP}
 
 
 def anchor_of(question: str) -> Anchor | None:
@@ -91,17 +91,18 @@ def resolve(question: str, facts: dict[str, dict]) -> Resolution | None:
     if anchor is None:
         return None
     phrase = _words(anchor.phrase)
-    named = sorted(((_names(phrase, f), float(f.get("confidence") or 0.0), i) for i, f in facts.items()
-                    if f.get("valid_from") and _names(phrase, f) == 1.0), reverse=True)
+    # the dated facts X names fully, the most confident first
+    named = [i for _, i in sorted(((float(f.get("confidence") or 0.0), i) for i, f in facts.items()
+                                   if f.get("valid_from") and _names(phrase, f) == 1.0), reverse=True)]
     found: dict[str, dict] = {}
     first: str | None = None
-    for _, _, fid in named:  # the employer and the title can both name "Northwind Analytics": both count
+    for fid in named:  # the employer and the title can both name "Northwind Analytics": both count
         for i, f in _neighbours(anchor.direction, fid, facts[fid], facts):
             found.setdefault(i, f)
             first = first or fid
     if not named:
         return None
-    first = first or named[0][2]  # nothing held before (after) it: the date still bounds the search
+    first = first or named[0]  # nothing held before (after) it: the date still bounds the search
     f = facts[first]
     side = f.get("valid_from") if anchor.direction == "before" else f.get("valid_to") or f.get("valid_from")
     return Resolution(anchor, first, list(found.items())[:MAX_NEIGHBOURS], _day(side))

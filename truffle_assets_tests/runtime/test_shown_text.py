@@ -20,7 +20,7 @@ from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.display import emojize
 from truffle_assets.runtime.published import fetch_messages
-from truffle_assets.runtime.recall import item_from_row
+from truffle_assets.runtime.published import item_from_row
 from truffle_assets_tests.index.memory_fixtures import shared_embedder
 from truffle_assets_tests.runtime.conftest import context_message
 
