@@ -29,6 +29,7 @@ from truffle_assets.runtime import privacy
 from truffle_assets.runtime.attribution import attribute, without_self
 from truffle_assets.runtime.confidence import claim_confidence
 from truffle_assets.runtime.context import evidence_line
+from truffle_assets.runtime.dates import with_years
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
 from truffle_assets.runtime.published import item_from_row
 from truffle_assets.runtime.state import Context, State, elapsed_ms
@@ -248,6 +249,7 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     shown = set(state.context_ids)
     invalid: list[str] = []
     attributed: list[dict] = []
+    dated: list[dict] = []
     self_named: list[str] = []
     fallback: dict = {}
     abstained = not state.refused and not state.fallback and _unsure(state, ctx)
@@ -267,6 +269,9 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
         for c in dict.fromkeys(CITE.findall(body)):
             if c in stated:  # a source now: it joins the items the turn's sources are read from
                 by_id[c] = stated[c]
+        if ctx.date_years:
+            body, dated = with_years(body, {c: (by_id[c].get("ts"), evidence_line(by_id[c])[2])
+                                            for c in CITE.findall(body) if c in by_id}, state.question)
         body, self_named = without_self(body, (state.profile or {}).get("user"))
         if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
             # it only named the user as someone else (an "Uncertain: …" note is no answer)
@@ -286,7 +291,7 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     fresh = [text("freshness_answer", chat=c, date=state.watermarks[c][:10]) for c in chats if c in state.watermarks]
     answer = body + ("\n\n" + "\n".join(fresh) if fresh else "")
     step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "attributed": attributed,
-            "self_named": self_named, "abstained": abstained,
+            "dated": dated, "self_named": self_named, "abstained": abstained,
             "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
     return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
             "items": list(by_id.values()),

@@ -101,6 +101,9 @@ class RuntimeConfig(BaseModel):
     # a "before X"/"after X" question shows the fact that held before (after) the fact naming X, with its
     # messages, and searches only that side of X's date (runtime.timeline)
     timeline: bool = True
+    # a date the answer gives without its year ("on 21 January") takes it from the message cited beside it
+    # (runtime.dates)
+    date_years: bool = True
     # "not in memory" instead of a claim whose weakest token the model gave less than this probability
     # (`runtime.confidence`; an endpoint that sends no logprobs withholds nothing). None, the default:
     # every claim stands. 0.35 won on validation questions and lost on held-out ones (README, answer quality)

@@ -50,6 +50,7 @@ class Context:
     fallback_quotes: int = 5
     profile_by_question: bool = False        # rank profile facts by the question (not by core facts, then confidence)
     timeline: bool = True                    # resolve "before X"/"after X" against the facts' order (runtime.timeline)
+    date_years: bool = True                  # a yearless date in the answer takes its cited message's year (runtime.dates)
     retrieval_log: str | None = None
     retrieval_log_text: bool = False         # the question's text in the trace too (only when content is kept)
 
