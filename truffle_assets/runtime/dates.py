@@ -72,11 +72,26 @@ def _day(ts) -> date | None:
         return None
 
 
+QUOTED_WORDS = 5  # words copied around the date that make a sentence a quote of its source
+
+
 def _quoted(sentence: str, m: re.Match, sources: list[tuple]) -> bool:
-    """The date sits in a stretch copied from a cited message: the user's words are not rewritten."""
-    bare = CITE.sub(lambda c: "\0" * len(c.group(0)), sentence)  # a citation breaks any copied stretch
-    window = [w for w in bare[max(0, m.start() - 12): m.end() + 12].split("\0") if m.group(0) in w]
-    return any(len(w) > len(m.group(0)) + 6 and w in text for w in window for _, text in sources)
+    """The date sits in a stretch copied from a cited message, five words or more around it: the
+    user's words are not rewritten. ("…moved to Bengaluru on 24 August" shares three with "moving
+    to Bengaluru on 24 August": the model's own sentence.)"""
+    bare = CITE.sub(lambda c: "\0" * len(c.group(0)), sentence)  # a citation ends a copied stretch
+    a, b = m.span()
+    for _, text in sources:
+        if bare[a:b] not in text:
+            continue
+        i, j = a, b
+        while i > 0 and bare[i - 1:b] in text:
+            i -= 1
+        while j < len(bare) and bare[a:j + 1] in text:
+            j += 1
+        if len(re.findall(r"\w+", bare[i:a] + " " + bare[b:j])) >= QUOTED_WORDS:
+            return True
+    return False
 
 
 def with_years(body: str, cited: dict[str, tuple], question: str = "") -> tuple[str, list[dict]]:

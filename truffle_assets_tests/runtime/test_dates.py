@@ -65,6 +65,14 @@ def test_disagreeing_sources_and_yearly_dates_are_left_alone():
 def test_a_quoted_line_keeps_the_users_words():
     quote = "[msg:plan] Arjun (you) (20 November 2019): Goa trip final: 27 to 30 Dec, tickets booked"
     assert with_years(quote, SOURCES) == (quote, [])
+    # a quote the model cut at the date and cited there is still the user's words
+    moved = {"ms": ("2023-12-20", "got into OMSCS!! online MS in CS, starting in January. part time")}
+    cut = "Got into OMSCS! [msg:ms]! online MS in CS, starting in January [msg:ms]. part time [msg:ms]"
+    assert with_years(cut, moved) == (cut, [])
+    # a sentence of the model's own that shares a few words with the line is not a quote
+    shifted = {"mv": ("2022-08-20", "Packing everything, moving to Bengaluru on 22 August, wish me luck")}
+    assert with_years("You shifted to Bengaluru on 22 August [msg:mv].", shifted)[0] == (
+        "You shifted to Bengaluru on 22 August 2022 [msg:mv].")
 
 
 def test_nearest_year_across_the_new_year():
