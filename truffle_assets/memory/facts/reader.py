@@ -24,7 +24,10 @@ import re
 from collections.abc import Iterable
 from datetime import date
 
-from spacy.tokens import Doc, Span, Token
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: spaCy loads with the pipeline (truffle_assets.nlp)
+    from spacy.tokens import Doc, Span, Token
 
 from truffle_assets.memory.facts import guards, spans
 from truffle_assets.memory.facts import lexicon as L

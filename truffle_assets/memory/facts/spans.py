@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 
-from spacy.tokens import Token
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: spaCy loads with the pipeline (truffle_assets.nlp)
+    from spacy.tokens import Token
 
 from truffle_assets.memory.facts import lexicon as L
 from truffle_assets.memory.facts.values import NOT_NAMES, ascii_fold
