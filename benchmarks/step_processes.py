@@ -38,8 +38,9 @@ LOAD = ("import sys, time; t = time.perf_counter(); import truffle_assets.defini
 
 def chain_job():
     """The chat × month chain on the multiprocess executor with the resources `paths` gives for
-    $TRUFFLE_HOME (no LLM endpoint: tier A only). Reconstructable: each step process imports this
-    module (from the tree on PYTHONPATH) and rebuilds it."""
+    $TRUFFLE_HOME and the LLM endpoint TRUFFLE_LLM_* names (none: tier A only). Reconstructable: each
+    step process imports this module (from the tree on PYTHONPATH, or the project's root as its working
+    directory) and rebuilds it. The PostgreSQL instance tests run the same job."""
     import dagster as dg
 
     from truffle_assets import paths

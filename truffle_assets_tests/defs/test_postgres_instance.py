@@ -27,8 +27,11 @@ import pytest
 from truffle_assets import paths
 from truffle_assets.defs.partitions import chat_range_tags, chats
 from truffle_assets.months import next_month
-from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
-from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource
+from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
+from truffle_assets.defs.resources import LLMResource
+# the chain on the multiprocess executor, as the daemon runs it (reconstructable: each step process
+# imports that module and rebuilds the job; the step-process benchmark runs the same one)
+from benchmarks.step_processes import chain_job
 from truffle_assets_tests.conftest import write_export
 from truffle_assets_tests.fake_llm import FakeLLM
 
@@ -106,22 +109,6 @@ def _sql(env: dict, query: str, params: tuple = ()) -> list[tuple]:
         with con.cursor() as cur:
             cur.execute(query, params)
             return cur.fetchall()
-
-
-def chain_job() -> dg.JobDefinition:
-    """The chat × month chain as a job on the multiprocess executor, with the resources `paths` gives for
-    $TRUFFLE_HOME and the LLM endpoint TRUFFLE_LLM_* names (none: tier A only). Reconstructable: each
-    step process imports this module and rebuilds it."""
-    resources = {
-        "exports": ExportsResource(exports_dir=str(paths.exports_dir()), cache_dir=str(paths.cache_dir())),
-        "duckdb": DuckDBStore(path=str(paths.store_path())),
-        "llm": LLMResource.from_env(cache_dir=str(paths.cache_dir() / "llm")),
-        "index": IndexResource(root=str(paths.index_dir())),
-        "published": PublishedResource(dir=str(paths.published_dir())),
-    }
-    job = dg.define_asset_job("chat_month_chain", selection=CHAT_MONTH_KEYS,
-                              executor_def=dg.multiprocess_executor.configured({"max_concurrent": 2}))
-    return dg.Definitions(assets=CHAT_MONTH_ASSETS, resources=resources, jobs=[job]).resolve_job_def("chat_month_chain")
 
 
 @pytest.fixture(scope="module")
