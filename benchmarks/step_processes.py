@@ -32,8 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("spacy", "lancedb", "torch", "sentence_transformers")
-LOAD = ("import sys, time; t = time.perf_counter(); import truffle_assets.definitions; "
-        f"print(time.perf_counter() - t, [m for m in {HEAVY!r} if m in sys.modules])")
+LOAD = ("import json, sys, time; t = time.perf_counter(); import truffle_assets.definitions; "
+        f"print(json.dumps([time.perf_counter() - t, [m for m in {HEAVY!r} if m in sys.modules]]))")
 
 
 def chain_job():
@@ -92,8 +92,8 @@ def _env(tree: Path, home: Path | None = None) -> dict:
 def load(tree: Path) -> tuple[float, list[str]]:
     out = subprocess.run([sys.executable, "-c", LOAD], cwd=tree, env=_env(tree), capture_output=True, text=True,
                          check=True)
-    seconds, heavy = out.stdout.strip().split(" ", 1)
-    return float(seconds), eval(heavy)  # noqa: S307 - our own print of a list of str
+    seconds, heavy = json.loads(out.stdout)
+    return seconds, heavy
 
 
 def run(tree: Path, exports: Path, chat: str, month: str) -> float:

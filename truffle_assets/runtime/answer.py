@@ -265,13 +265,14 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
         stated = {r["message_id"]: item_from_row(r, 0.0, state.recall_count, "profile")
                   for r in _profile_evidence(state, ctx) if r["message_id"] not in by_id}
         # a claim the profile gave can be cited to the messages its fact rests on (never shown as lines)
-        body, attributed = attribute(body, state.question, sources | {i: evidence_line(r)[2] for i, r in stated.items()})
+        sources |= {i: evidence_line(r)[2] for i, r in stated.items()}
+        body, attributed = attribute(body, state.question, sources)
         for c in dict.fromkeys(CITE.findall(body)):
             if c in stated:  # a source now: it joins the items the turn's sources are read from
                 by_id[c] = stated[c]
         if ctx.date_years:
-            body, dated = with_years(body, {c: (by_id[c].get("ts"), evidence_line(by_id[c])[2])
-                                            for c in CITE.findall(body) if c in by_id}, state.question)
+            body, dated = with_years(body, {c: (by_id[c].get("ts"), sources[c])
+                                            for c in CITE.findall(body) if c in sources}, state.question)
         body, self_named = without_self(body, (state.profile or {}).get("user"))
         if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
             # it only named the user as someone else (an "Uncertain: …" note is no answer)

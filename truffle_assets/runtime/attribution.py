@@ -20,7 +20,7 @@ import unicodedata
 from truffle_assets.runtime.streaming import CITE
 
 _WORD = re.compile(r"[a-z0-9]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 # words that carry no claim: function words, the question's pronouns, answer boilerplate
 _STOP = set("""a an the and or but if of to in on at by for from with about as into over after before since
 until is are was were be been being am do does did have has had will would can could should might
@@ -71,7 +71,7 @@ def attribute(body: str, question: str, shown: dict[str, str]) -> tuple[str, lis
     """(body with repaired citations, what changed). `shown`: message id -> the text the model saw."""
     out, changes = [], []
     shown = {mid: stems(text) for mid, text in shown.items()}  # once, not per sentence
-    for sentence in _SENTENCE.split(body):
+    for sentence in SENTENCE.split(body):
         claim = set() if _ABSENT.search(sentence) else claim_words(sentence, question)
         cited = list(dict.fromkeys(CITE.findall(sentence)))
         best_id, best = None, 0.0
@@ -106,7 +106,7 @@ def without_self(body: str, user: str | None) -> tuple[str, list[str]]:
     alt = "|".join(re.escape(n) for n in [user.strip()] + ([first] if len(first) >= 3 else []))
     named, marked = re.compile(rf"(?i)\b(?:{alt})\b"), re.compile(rf"(?i)\b(?:{alt})\s*\(you\)")
     kept, dropped = [], []
-    for sentence in _SENTENCE.split(body):
+    for sentence in SENTENCE.split(body):
         bare = marked.sub(" ", CITE.sub(" ", sentence))
         (dropped if _YOU.search(bare) and named.search(bare) else kept).append(sentence)
     return (" ".join(kept), dropped) if dropped else (body, [])

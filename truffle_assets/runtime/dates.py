@@ -15,19 +15,18 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from truffle_assets.memory.facts.rules import MONTH_RE
+from truffle_assets.memory.facts.values import MONTHS
+from truffle_assets.runtime.attribution import SENTENCE
 from truffle_assets.runtime.streaming import CITE
 
-_MONTHS = {m: n for n, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
-                                       "nov", "dec"), 1)}
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 # "21 January", "27–30 December", "January 21st", or a bare month
-_ANY = (rf"\b(?:(?P<d1>{_DAY})(?:\s*(?:-|–|to)\s*{_DAY})?\s+(?:of\s+)?(?P<m1>{_MONTH})"
-        rf"|(?P<m2>{_MONTH})\s+(?P<d2>{_DAY})(?!\d)|<bare>(?P<m3>{_MONTH}))\b")
+_ANY = (rf"\b(?:(?P<d1>{_DAY})(?:\s*(?:-|–|to)\s*{_DAY})?\s+(?:of\s+)?(?P<m1>{MONTH_RE})"
+        rf"|(?P<m2>{MONTH_RE})\s+(?P<d2>{_DAY})(?!\d)|<bare>(?P<m3>{MONTH_RE}))\b")
 _MENTION = re.compile("(?i)" + _ANY.replace("<bare>", ""))
 # in an answer: a bare month only after "in" ("in March"), and no year may follow
 _YEARLESS = re.compile("(?i)" + _ANY.replace("<bare>", r"(?<=\bin )") + r"(?!,?\s*(?:'\d\d|\d{4}))(?!\s*\d)")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _YEARLY = re.compile(r"(?i)\b(?:birthdays?|b'?day|anniversar(?:y|ies)|every|each year|annual(?:ly)?|yearly)\b")
 _VERBS = {"may", "march"}  # "I may come", "we march on": a bare lower-case one in a message is no month
 
@@ -36,7 +35,7 @@ def _parsed(m: re.Match) -> tuple[int | None, int]:
     """(day or None, month) of a date match."""
     day = m.group("d1") or m.group("d2")
     return (int(re.match(r"\d+", day).group()) if day else None,
-            _MONTHS[(m.group("m1") or m.group("m2") or m.group("m3"))[:3].lower()])
+            MONTHS[(m.group("m1") or m.group("m2") or m.group("m3"))[:3].lower()])
 
 
 def _mentions(text: str) -> list[tuple[int | None, int]]:
@@ -63,11 +62,10 @@ def year_from(day: int | None, month: int, sent: date | None, text: str) -> int 
     return None
 
 
-def _day(ts) -> date | None:
-    if isinstance(ts, date):
-        return ts if type(ts) is date else ts.date()
+def day_of(ts) -> date | None:
+    """The day of a timestamp, a date or an ISO string (None when it is none of them)."""
     try:
-        return date.fromisoformat(str(ts)[:10])
+        return date.fromisoformat(str(ts)[:10]) if ts else None
     except ValueError:
         return None
 
@@ -100,12 +98,12 @@ def with_years(body: str, cited: dict[str, tuple], question: str = "") -> tuple[
     if _YEARLY.search(question):
         return body, []
     out, added = [], []
-    for sentence in _SENTENCE.split(body):
+    for sentence in SENTENCE.split(body):
         sources = [] if _YEARLY.search(sentence) else [cited[c] for c in dict.fromkeys(CITE.findall(sentence)) if c in cited]
         parts, last = [], 0
         for m in _YEARLESS.finditer(sentence) if sources else ():
             d, mo = _parsed(m)
-            years = {y for ts, text in sources if (y := year_from(d, mo, _day(ts), text)) is not None}
+            years = {y for ts, text in sources if (y := year_from(d, mo, day_of(ts), text)) is not None}
             if len(years) != 1:
                 continue
             if _quoted(sentence, m, sources):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from truffle_assets.memory.facts.values import ascii_fold
+from truffle_assets.runtime.dates import day_of
 
 # "before X" / "after X", X running to the end of the question; "before I joined X" keeps X only
 _ANCHOR = re.compile(r"\b(before|after)\s+(?:i\s+(?:moved|joined|started|met|got|went|switched|shifted)"
@@ -55,13 +56,6 @@ def anchor_of(question: str) -> Anchor | None:
     return Anchor(m[1].lower(), m["x"].strip(), rest)
 
 
-def _day(v) -> date | None:
-    try:
-        return date.fromisoformat(str(v)[:10]) if v else None
-    except ValueError:
-        return None
-
-
 def _names(phrase: set[str], fact: dict) -> float:
     """How fully the anchor phrase and the fact's value name each other: every word of the shorter."""
     value = _words(str(fact.get("value") or ""))
@@ -74,13 +68,13 @@ def _neighbours(direction: str, fid: str, fact: dict, facts: dict[str, dict]) ->
     same = [(i, f) for i, f in facts.items() if i != fid and f.get("predicate") == fact.get("predicate")]
     if direction == "before":
         chained = [(i, f) for i, f in same if f.get("superseded_by") == fid]
-        start = _day(fact.get("valid_from"))
-        ended = [(i, f) for i, f in same if start and _day(f.get("valid_to")) and _day(f["valid_to"]) <= start]
+        start = day_of(fact.get("valid_from"))
+        ended = [(i, f) for i, f in same if start and day_of(f.get("valid_to")) and day_of(f["valid_to"]) <= start]
         pick = chained or sorted(ended, key=lambda x: str(x[1].get("valid_to")))[-1:]
     else:
         nxt = fact.get("superseded_by")
-        end = _day(fact.get("valid_to"))
-        begun = [(i, f) for i, f in same if end and _day(f.get("valid_from")) and _day(f["valid_from"]) >= end]
+        end = day_of(fact.get("valid_to"))
+        begun = [(i, f) for i, f in same if end and day_of(f.get("valid_from")) and day_of(f["valid_from"]) >= end]
         pick = [(nxt, facts[nxt])] if nxt in facts else sorted(begun, key=lambda x: str(x[1].get("valid_from")))[:1]
     return pick
 
@@ -105,7 +99,7 @@ def resolve(question: str, facts: dict[str, dict]) -> Resolution | None:
     first = first or named[0]  # nothing held before (after) it: the date still bounds the search
     f = facts[first]
     side = f.get("valid_from") if anchor.direction == "before" else f.get("valid_to") or f.get("valid_from")
-    return Resolution(anchor, first, list(found.items())[:MAX_NEIGHBOURS], _day(side))
+    return Resolution(anchor, first, list(found.items())[:MAX_NEIGHBOURS], day_of(side))
 
 
 def evidence(fact: dict, n: int = 2) -> list[str]:

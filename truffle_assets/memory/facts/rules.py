@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_MONTH_RE = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
+MONTH_RE = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
             r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_DAY_MONTH = rf"(?i:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH_RE})\b|(?P<m2>{_MONTH_RE})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b)"
+_DAY_MONTH = rf"(?i:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{MONTH_RE})\b|(?P<m2>{MONTH_RE})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b)"
 
 NAME = r"\b(?P<v>[^\W\d_][\w'’.\-]*(?:\s+[^\W\d_][\w'’\-]*){0,2})"  # trimmed to its Capitalized prefix
 PHRASE = r"(?P<v>[^\n]{1,80})"

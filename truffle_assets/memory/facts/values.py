@@ -125,7 +125,7 @@ def phrase_value(text: str, max_words: int = 8) -> str | None:
     return v
 
 
-_MONTHS = {m: i for i, ms in enumerate((
+MONTHS = {m: i for i, ms in enumerate((
     ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
     ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
     ("dec", "december")), 1) for m in ms}
@@ -134,7 +134,7 @@ _MONTHS = {m: i for i, ms in enumerate((
 def birthday_value(m: re.Match, said: date) -> str | None:
     """ISO date when an age fixes the year, else --MM-DD; reads the groups of `rules.DAY_MONTH` (+ age)."""
     day = int(m.group("d") or m.group("d2"))
-    month = _MONTHS[(m.group("m") or m.group("m2")).lower()]
+    month = MONTHS[(m.group("m") or m.group("m2")).lower()]
     try:
         date(2000, month, day)
     except ValueError:
