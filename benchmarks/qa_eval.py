@@ -159,9 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 def show(summary: dict, other_label: str, out: Path) -> None:
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
     for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "abstained", "evidence_shown",
-              "correct_when_shown", "unsupported", "leaks", "fallbacks",
+              "correct_when_shown", "precise_in_reach", "unsupported", "leaks", "fallbacks",
               "median_ms", "p90_ms"):
-        print(f"{k:22}{summary['base'][k]!s:>10}{summary[other_label][k]!s:>10}")
+        print(f"{k:22}{summary['base'].get(k)!s:>10}{summary[other_label].get(k)!s:>10}")
     for k in sorted(set(summary["base"]["by"]) | set(summary[other_label]["by"])):
         print(f"{'  ' + k:22}{summary['base']['by'].get(k, '-')!s:>10}{summary[other_label]['by'].get(k, '-')!s:>10}")
     print(f"results: {out}")

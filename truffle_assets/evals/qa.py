@@ -325,6 +325,15 @@ def says_absent(body: str) -> bool:
     return bool(NOT_IN_MEMORY.search(body or ""))
 
 
+def precise_in_reach(q: Question, shown: dict[str, str], behind_profile: dict[str, str]) -> bool:
+    """Could any citation of the turn be precise? True when a message the prompt showed (`shown`: id ->
+    text), or one a shown profile fact rests on (`behind_profile`: finalize may cite those), is named
+    for the fact or holds its key. Precision can only be earned on such questions: with both
+    cited_share and citation_precision at 0.90, at least 81 % of the answerable ones need one."""
+    return any(i in q.evidence or any(key_matches(k, t) for k in q.keys)
+               for i, t in (shown | behind_profile).items())
+
+
 def score_answer(q: Question, body: str, citations: list[str], cited_texts: dict[str, str],
                  refused: bool = False, fallback: str | None = None) -> dict[str, Any]:
     """Scores of one answer: correct, cited, precise citations, unsupported claim, leak."""
@@ -374,6 +383,7 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
         ms = (time.perf_counter() - t0) * 1000
         texts = {s["message_id"]: s.get("text") or "" for s in turn.sources}
         s = score_answer(q, turn.body, turn.citations, texts, refused=turn.refused, fallback=turn.fallback)
+        reach = q.answerable and _in_reach(svc, q, turn.trace)
         s["leak"] = s["leak"] or any(leaks(turn.answer, v) for v in secrets)
         rows.append({"id": q.id, "source": q.source, "kind": q.kind, "question": q.question, "keys": q.keys,
                      "answer": turn.body, "citations": turn.citations, "fallback": turn.fallback,
@@ -382,10 +392,24 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
                      # the claim's token probabilities (runtime.confidence) and whether it was withheld
                      "confidence": turn.trace.get("confidence"), "abstained": bool(turn.trace.get("abstained")),
                      # retrieval's part: was a message that states the fact in the prompt at all?
-                     "evidence_shown": bool(set(q.evidence) & set(turn.trace.get("context_ids") or [])), **s})
+                     "evidence_shown": bool(set(q.evidence) & set(turn.trace.get("context_ids") or [])),
+                     # and could a citation be precise at all (`precise_in_reach`)?
+                     "precise_in_reach": bool(reach), **s})
         if progress is not None:
             progress(n, len(questions), rows[-1])
     return rows
+
+
+def _in_reach(svc, q: Question, trace: dict[str, Any]) -> bool:
+    """`precise_in_reach` for a turn's trace: its prompts' messages and its last prompt's profile facts."""
+    from truffle_assets.runtime.answer import PROFILE_EVIDENCE
+
+    def texts(ids):
+        return {i: found["text"] or "" for i in dict.fromkeys(ids) if (found := svc.evidence(i)) is not None}
+
+    behind = [m for f in trace.get("profile_shown") or []
+              for m in ((svc.fact(f) or {}).get("evidence_message_ids") or [])[:PROFILE_EVIDENCE]]
+    return precise_in_reach(q, texts(trace.get("context_ids") or []), texts(behind))
 
 
 def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -412,6 +436,8 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "abstained": sum(bool(r.get("abstained")) for r in rows),
         "evidence_shown": sum(bool(r.get("evidence_shown")) for r in ans),
         "correct_when_shown": sum(bool(r.get("evidence_shown")) and r["correct"] for r in ans),
+        # answerable questions where a precise citation was possible at all (absent from older files)
+        "precise_in_reach": sum(bool(r.get("precise_in_reach")) for r in ans) if any("precise_in_reach" in r for r in ans) else None,
         "median_ms": round(statistics.median(ms)) if ms else None,
         "p90_ms": round(sorted(ms)[int(0.9 * (len(ms) - 1))]) if ms else None,
         "by": {k: round(sum(v) / len(v), 3) for k, v in sorted(by.items())},

@@ -7,7 +7,8 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 from __future__ import annotations
 
 from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines
-from truffle_assets.evals.qa import REFUSAL, ask_questions, key_matches, summarize_rows, synthetic_questions
+from truffle_assets.evals.qa import (REFUSAL, Question, ask_questions, key_matches, precise_in_reach, summarize_rows,
+                                    synthetic_questions)
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
 from truffle_assets.training.grounded import context_lines, not_found, profile_lines, rows_for
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message
@@ -74,10 +75,22 @@ def test_the_suite_scores_answers_through_the_whole_turn(world, make_service, ll
             assert r["correct"] and not r["cited"]
         elif r["cited"]:
             assert r["correct"] and r["precise_citations"] == 1
+        # a precise citation needs a precise message within reach; an unanswerable question has none
+        assert r["precise_in_reach"] >= (r["precise_citations"] > 0)
+        assert not (r["precise_in_reach"] and r["kind"] in ("none", "secret"))
     assert s["cited_share"] > 0 and s["citation_precision"] == 1.0
+    assert sum(r["cited"] for r in rows) <= s["precise_in_reach"] <= sum(r["kind"] not in ("none", "secret") for r in rows)
 
     card = next(s["value"] for s in truth["secrets"] if s["type"] == "card_number")
     llm.responder = lambda body: "Your card number is " + card  # scrubbed by the runtime: no leak
     leaky = ask_questions(make_service(llm.base_url), [q for q in qs if q.kind != "secret"][:2], TODAY, secrets)
     assert not any(r["leak"] for r in leaky), leaky
     assert not any(r["correct"] for r in leaky if r["kind"] != "none")
+
+
+def test_a_precise_citation_is_within_reach_through_a_shown_message_or_a_shown_profile_fact():
+    q = Question(id="job", kind="current", question="Where do I work?", keys=["Tata Projects"], evidence=["m1"])
+    assert precise_in_reach(q, {"m1": "first day today!"}, {})  # named for the fact, whatever it says
+    assert precise_in_reach(q, {"m9": "Joined Tata Projects as a planner"}, {})  # holds the key
+    assert precise_in_reach(q, {"m9": "the office has a coffee machine"}, {"m2": "Tata Projects it is"})
+    assert not precise_in_reach(q, {"m9": "the office has a coffee machine"}, {"m3": "Tata Steel called"})
