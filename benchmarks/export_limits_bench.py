@@ -10,7 +10,7 @@ In a temporary folder (deleted afterwards) it writes:
   Devanagari, a multi-line message every 20), generated from a fixed seed;
 - oversize: a sparse .txt one byte over parsing.limits.MAX_EXPORT_BYTES (truncate: no disk used).
 Each file is read in a fresh interpreter through the ingest path, twice: `parse_file(path).frame`
-(what the parser bench times) and `truffle_assets.exports.load_chat` (the parse plus the message
+(what the parser bench times) and `truffle_assets.ingest.exports.load_chat` (the parse plus the message
 rows, ids and content hashes the `messages` asset writes). Peak RSS is the child's VmHWM from
 /proc/self/status at the end; "base" is its RSS after imports, before the file is touched.
 The oversize file must be refused with an ExportError naming its size and the limit while the
@@ -45,7 +45,7 @@ _CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from truffle_assets.exports import load_chat
+from truffle_assets.ingest.exports import load_chat
 from truffle_assets.parsing import ExportError, parse_file
 
 def status(key):

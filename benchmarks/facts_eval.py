@@ -66,7 +66,7 @@ import polars as pl  # noqa: E402
 from truffle_assets.memory.facts.consolidation import consolidate  # noqa: E402
 from truffle_assets.memory.facts.extraction import extract_claims  # noqa: E402
 from truffle_assets.memory.facts.values import compatible, value_tokens  # noqa: E402
-from truffle_assets.exports import author_profile, detect_user, load_chat, scan_exports  # noqa: E402
+from truffle_assets.ingest.exports import author_profile, detect_user, load_chat, scan_exports  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
 from benchmarks import heldout_facts as hf  # noqa: E402
 

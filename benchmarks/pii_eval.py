@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
-from truffle_assets.exports import load_chat, scan_exports  # noqa: E402
+from truffle_assets.ingest.exports import load_chat, scan_exports  # noqa: E402
 from truffle_assets.pii import redact_messages  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
 

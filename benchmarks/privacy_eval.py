@@ -446,7 +446,7 @@ def build_memory(work: Path, tokens: int, chats: int, seed: int, fresh: bool) ->
 
 def secret_meta(exports: Path, truth: dict) -> dict[str, dict]:
     """message_id -> {author, ts} for every planted secret's message, through the real parser."""
-    from truffle_assets.exports import load_chat, scan_exports
+    from truffle_assets.ingest.exports import load_chat, scan_exports
 
     want = {s["message_id"] for s in truth["secrets"]}
     out = {}

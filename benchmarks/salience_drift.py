@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT))
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 
 from truffle_assets import store  # noqa: E402
-from truffle_assets.exports import scan_exports  # noqa: E402
+from truffle_assets.ingest.exports import scan_exports  # noqa: E402
 from truffle_assets.memory.episodes import SALIENCE_COLUMNS  # noqa: E402
 from truffle_assets.memory.salience import SALIENCE_WEIGHTS, score_episodes, term_document_counts  # noqa: E402
 from truffle_assets.memory.summaries import summarize_episodes  # noqa: E402

@@ -113,7 +113,7 @@ def sample(where: Path) -> tuple[Path, str, str]:
     """A one-chat sample export set; (folder, chat id, its busiest month)."""
     from collections import Counter
 
-    from truffle_assets.exports import scan_exports
+    from truffle_assets.ingest.exports import scan_exports
     from truffle_assets.parsing.parser import parse_file
     from truffle_assets.synth import write_corpus
 

@@ -111,7 +111,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_up(args: argparse.Namespace) -> int:
     """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
     from truffle_assets.defs.ingest.runner import ingest_all
-    from truffle_assets.exports import scan_exports
+    from truffle_assets.ingest.exports import scan_exports
     from truffle_assets.synth import write_corpus
 
     exports = Path(args.exports)
@@ -328,7 +328,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     """Take something back: removed from every store, kept out of every later ingest (tombstone)."""
     from truffle_assets.defs.forget.runner import NothingToForget, forget, tombstones, unforget
-    from truffle_assets.forget.tombstones import TombstoneError
+    from truffle_assets.ingest.tombstones import TombstoneError
 
     if args.list:
         for t in tombstones(Path(args.db)).load():

@@ -7,7 +7,7 @@ A chat's id comes from its display name (`export_name`). A plain ASCII name keep
 (`Alice Smith` -> `alice-smith`); a name the slug would lose something of (accents, emoji, other
 scripts, symbols) gets the slug and a hash of the name (`Zoë` -> `zoe-00f86eaa`), so `Zoë` and `Zoe`,
 or `Mom` and `Mom 😀`, stay two chats. Names that still meet on one id are kept apart by
-`truffle_assets.chat_ids`, which also remembers every id it gave out.
+`truffle_assets.ingest.chat_ids`, which also remembers every id it gave out.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS ingestion_jobs (
     quarantined       JSON NOT NULL,      -- [[line, reason, preview], ...]
     ingested_at       TIMESTAMP NOT NULL DEFAULT now()
 );
-CREATE TABLE IF NOT EXISTS stage_days (  -- see truffle_assets.stage_days
+CREATE TABLE IF NOT EXISTS stage_days (  -- see truffle_assets.ingest.stage_days
     stage   VARCHAR NOT NULL,
     chat_id VARCHAR NOT NULL,
     day     DATE NOT NULL,

@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from truffle_assets.defs.partitions import chat_month_key
-from truffle_assets.stage_days import DayWork
+from truffle_assets.ingest.stage_days import DayWork
 
 
 def png_md(png: bytes, alt: str) -> dg.MetadataValue:

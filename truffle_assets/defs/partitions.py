@@ -1,7 +1,7 @@
 """The partitions every chat-level asset shares: chats (dynamic) × months.
 
 A month is the grain of the work: runs request only months that hold messages, and per-day
-digests (`truffle_assets.stage_days`) decide which days inside a month are redone.
+digests (`truffle_assets.ingest.stage_days`) decide which days inside a month are redone.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import date
 
 import dagster as dg
 
-from truffle_assets.months import month_start
+from truffle_assets.ingest.months import month_start
 
 # WhatsApp chat exports rarely reach back before 2014: ~155 months per chat.
 HISTORY_START = "2014-01"

@@ -17,9 +17,9 @@ from pydantic import PrivateAttr
 
 from truffle_assets import paths, store
 from truffle_assets.files import write_json_atomic
-from truffle_assets.forget.tombstones import Tombstones
-from truffle_assets.chat_ids import ChatIdMap, ChatScan, held_in_store
-from truffle_assets.exports import IngestedDays, author_profile, detect_user, scan_chats
+from truffle_assets.ingest.tombstones import Tombstones
+from truffle_assets.ingest.chat_ids import ChatIdMap, ChatScan, held_in_store
+from truffle_assets.ingest.exports import IngestedDays, author_profile, detect_user, scan_chats
 from truffle_assets.parsing import ExportError
 from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env
 

@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from truffle_assets import store
-from truffle_assets.forget.tombstones import Tombstone, covers
+from truffle_assets.ingest.tombstones import Tombstone, covers
 
 
 @dataclass

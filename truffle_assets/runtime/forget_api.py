@@ -37,7 +37,7 @@ def register(app: FastAPI, service: Any, api_error: type[Exception]) -> None:
         import dagster as dg
 
         from truffle_assets.defs.forget.runner import NothingToForget, forget
-        from truffle_assets.forget.tombstones import TombstoneError
+        from truffle_assets.ingest.tombstones import TombstoneError
 
         root = data_dir()
         with lock:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.exports import load_chat
+from truffle_assets.ingest.exports import load_chat
 from truffle_assets.parsing import parse_file
 
 _SPEC = importlib.util.spec_from_file_location(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.step_processes import ROOT, load, sample
-from truffle_assets.exports import scan_exports
+from truffle_assets.ingest.exports import scan_exports
 from truffle_assets.parsing.parser import parse_file
 
 

@@ -45,9 +45,9 @@ EXPORTS = {
 # `truffle ingest` as the code before distinct ids ran it: chats grouped by the folded slug, no id map
 LEGACY_INGEST = """
 import sys
-from truffle_assets.chat_ids import ChatScan
+from truffle_assets.ingest.chat_ids import ChatScan
 from truffle_assets.defs.resources import ExportsResource
-from truffle_assets.exports import scan_exports
+from truffle_assets.ingest.exports import scan_exports
 from truffle_assets.ids import legacy_chat_id
 
 def legacy_scan(self):

@@ -9,9 +9,9 @@ import pytest
 from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.partitions import chats
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
-from truffle_assets.chat_ids import ChatScan
+from truffle_assets.ingest.chat_ids import ChatScan
 from truffle_assets.defs.resources import ExportsResource
-from truffle_assets.exports import scan_exports
+from truffle_assets.ingest.exports import scan_exports
 from truffle_assets.files import sha256_file
 from truffle_assets.ids import chat_id_for_name, legacy_chat_id
 from truffle_assets_tests.conftest import write_export

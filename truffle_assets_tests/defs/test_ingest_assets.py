@@ -10,7 +10,7 @@ import pytest
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.partitions import chat_month_key, chat_range_tags, chats, daily_instance, split_key
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.exports import detect_user, load_chat
+from truffle_assets.ingest.exports import detect_user, load_chat
 from truffle_assets_tests.conftest import write_export
 
 

@@ -139,7 +139,7 @@ def test_an_index_built_before_shown_text_gets_it_on_its_next_build(world, tmp_p
     `message_pii` and embeds nothing (the search text, which vectors key on, is unchanged)."""
     import shutil
 
-    from truffle_assets import stage_days
+    from truffle_assets.ingest import stage_days
     from truffle_assets.defs.index.assets import memory_index
 
     root = clone_store(world, tmp_path)

@@ -26,7 +26,7 @@ import pytest
 
 from truffle_assets import paths
 from truffle_assets.defs.partitions import chat_range_tags, chats
-from truffle_assets.months import next_month
+from truffle_assets.ingest.months import next_month
 from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import LLMResource
 # the chain on the multiprocess executor, as the daemon runs it (reconstructable: each step process

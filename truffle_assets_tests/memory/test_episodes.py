@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from truffle_assets.memory.episodes import EPISODE_COLUMNS, approx_tokens, build_episodes
-from truffle_assets.exports import load_chat, scan_exports
+from truffle_assets.ingest.exports import load_chat, scan_exports
 from truffle_assets.memory.rosetta import normalize_messages
 from truffle_assets.memory.salience import score_episodes, term_document_counts
 from truffle_assets.synth import write_corpus

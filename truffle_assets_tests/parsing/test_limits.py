@@ -31,7 +31,7 @@ def peak_mb_above_start(code: str, *args: str) -> dict:
         "import json, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from truffle_assets.parsing import ExportError, parse_file\n"
-        "from truffle_assets.exports import load_chat\n"
+        "from truffle_assets.ingest.exports import load_chat\n"
         "def status(k):\n"
         "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(k)) / 1024\n"
         "out = {}\nbase = status('VmRSS:')\n"

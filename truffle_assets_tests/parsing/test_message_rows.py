@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from truffle_assets.exports import _hex, _occurrence, load_chat
+from truffle_assets.ingest.exports import _hex, _occurrence, load_chat
 from truffle_assets.ids import chat_id_for, content_hash, message_ids
 from truffle_assets.parsing import read_export
 from truffle_assets.parsing.parser import parse_rows

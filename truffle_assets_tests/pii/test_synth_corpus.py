@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from truffle_assets.exports import load_chat, scan_exports
+from truffle_assets.ingest.exports import load_chat, scan_exports
 from truffle_assets.pii import SECRET_TYPES, redact_messages
 from truffle_assets.synth import write_corpus
 

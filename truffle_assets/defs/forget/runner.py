@@ -31,7 +31,7 @@ from truffle_assets.defs.resources import (
 from truffle_assets.files import write_json_atomic
 from truffle_assets.forget.caches import purge_index_versions, purge_llm_cache
 from truffle_assets.forget.inventory import Reach, reach
-from truffle_assets.forget.tombstones import Tombstone, Tombstones, tombstone_id, validate
+from truffle_assets.ingest.tombstones import Tombstone, Tombstones, tombstone_id, validate
 from truffle_assets.registry import KEY_ENV
 
 

@@ -6,7 +6,8 @@ import dagster as dg
 import polars as pl
 
 from truffle_assets.faults import crash_point
-from truffle_assets import stage_days, store
+from truffle_assets import store
+from truffle_assets.ingest import stage_days
 from truffle_assets.defs.memory.assets import (
     PARTITIONED, episodes, message_pii, message_streams, month_work, redacted_authors, summaries,
 )

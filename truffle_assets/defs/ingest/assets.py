@@ -7,11 +7,12 @@ import dagster as dg
 import polars as pl
 
 from truffle_assets.faults import crash_point
-from truffle_assets import stage_days, store
+from truffle_assets import store
+from truffle_assets.ingest import stage_days
 from truffle_assets.defs.metadata import describe_months, month_counts, uri
 from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
-from truffle_assets.exports import day_digests, load_chat
+from truffle_assets.ingest.exports import day_digests, load_chat
 from truffle_assets.files import sha256_file
 from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS
 from truffle_assets.pii import redact_text

@@ -1,6 +1,6 @@
 """`truffle ingest`: the sensor's work, done now, from the command line.
 
-Every chat is registered as a partition. Which months run comes from `truffle_assets.planning`,
+Every chat is registered as a partition. Which months run comes from `truffle_assets.ingest.planning`,
 the planner the exports sensor uses too: a chat the store has never seen is materialized over
 every month that has messages, one single-run backfill per stretch of consecutive months; a known
 chat only over the months holding a day whose digest differs from what the store holds, and
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from truffle_assets import stage_days, store
+from truffle_assets import store
+from truffle_assets.ingest import stage_days
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.ingest.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
@@ -28,7 +29,7 @@ from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
-from truffle_assets.planning import plan_ingest
+from truffle_assets.ingest.planning import plan_ingest
 
 
 def ingest_all(

@@ -1,7 +1,7 @@
 """Watch data/exports: register new chats and re-ingest only the months whose messages changed.
 
 The cursor remembers each export's hash, so an unchanged file is not even parsed. What runs is
-decided by `truffle_assets.planning` (shared with `truffle ingest`); this sensor turns the plan
+decided by `truffle_assets.ingest.planning` (shared with `truffle ingest`); this sensor turns the plan
 into partition requests and run requests. Run keys carry the digests: ticking again, or
 replaying an old cursor, never launches the same work twice.
 """
@@ -15,7 +15,7 @@ from truffle_assets.defs.ingest.recovery import reap_dead_runs
 from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import ExportsResource
-from truffle_assets.planning import MonthRange, plan_ingest
+from truffle_assets.ingest.planning import MonthRange, plan_ingest
 
 DAILY_INSTANCE = (
     "this Dagster instance holds chat × day materializations from before chat × month partitions; "

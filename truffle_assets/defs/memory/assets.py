@@ -1,7 +1,7 @@
 """Memory stage: PII flags, Rosetta streams, salient episodes, tiered summaries, facts, profile.
 
 Every partitioned asset covers chat × month partitions. Within the run's months it redoes only
-the days whose inputs changed (`truffle_assets.stage_days`): it reads them from DuckDB, computes
+the days whose inputs changed (`truffle_assets.ingest.stage_days`): it reads them from DuckDB, computes
 with a plain module, and replaces exactly those days together with their digests in one
 transaction, so re-materializing is idempotent. Only redacted text flows past `message_pii`.
 """
@@ -14,14 +14,15 @@ import dagster as dg
 import polars as pl
 
 from truffle_assets.faults import crash_point
-from truffle_assets import stage_days, store
+from truffle_assets import store
+from truffle_assets.ingest import stage_days
 from truffle_assets.files import write_json_atomic
 from truffle_assets.defs.ingest.assets import messages
 from truffle_assets.defs.metadata import describe_months, month_counts, png_md, uri
 from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
-from truffle_assets.forget.tombstones import drop_facts
+from truffle_assets.ingest.tombstones import drop_facts
 from truffle_assets.memory.facts.consolidation import consolidate
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION, extract_claims
 from truffle_assets.memory.tables import TABLES

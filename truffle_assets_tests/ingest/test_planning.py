@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from truffle_assets.exports import load_chat, scan_exports
+from truffle_assets.ingest.exports import load_chat, scan_exports
 from truffle_assets.files import sha256_file
-from truffle_assets.months import contiguous_months, month_start, months_of, next_month
+from truffle_assets.ingest.months import contiguous_months, month_start, months_of, next_month
 from truffle_assets.parsing import ExportError
-from truffle_assets.planning import plan_ingest
+from truffle_assets.ingest.planning import plan_ingest
 from truffle_assets_tests.conftest import write_export
 
 WINDOW = (date(2014, 1, 1), date(2099, 12, 31))

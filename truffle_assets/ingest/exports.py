@@ -21,12 +21,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from truffle_assets.chat_ids import ChatIdMap, ChatScan, by_rule, names_of
+from truffle_assets.ingest.chat_ids import ChatIdMap, ChatScan, by_rule, names_of
 from truffle_assets.ids import day_digest
 from truffle_assets.parsing import parse_export, read_export
 from truffle_assets.parsing.kinds import DELETED, SYSTEM
 from truffle_assets.files import sha256_file
-from truffle_assets.forget.tombstones import Tombstones
+from truffle_assets.ingest.tombstones import Tombstones
 
 EXPORT_SUFFIXES = (".txt", ".zip")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from truffle_assets import store
-from truffle_assets.chat_ids import ChatIdMap, assign, held_in_store
-from truffle_assets.exports import IngestedDays, scan_chats, scan_exports
+from truffle_assets.ingest.chat_ids import ChatIdMap, assign, held_in_store
+from truffle_assets.ingest.exports import IngestedDays, scan_chats, scan_exports
 from truffle_assets.ids import chat_id_for, chat_id_for_name, export_name, hashed_chat_id, legacy_chat_id
 from truffle_assets_tests.conftest import write_export
 

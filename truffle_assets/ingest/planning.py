@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from truffle_assets.exports import load_chat
+from truffle_assets.ingest.exports import load_chat
 from truffle_assets.files import sha256_file
-from truffle_assets.forget.tombstones import Tombstones
+from truffle_assets.ingest.tombstones import Tombstones
 from truffle_assets.ids import day_digest
-from truffle_assets.months import contiguous_months, months_of, next_month
+from truffle_assets.ingest.months import contiguous_months, months_of, next_month
 from truffle_assets.parsing import ExportError
 
 
