@@ -29,9 +29,6 @@ from truffle_assets.defs.partitions import chat_range_tags, chats
 from truffle_assets.ingest.months import next_month
 from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import LLMResource
-# the chain on the multiprocess executor, as the daemon runs it (reconstructable: each step process
-# imports that module and rebuilds the job; the step-process benchmark runs the same one)
-from benchmarks.step_processes import chain_job
 from truffle_assets_tests.conftest import write_export
 from truffle_assets_tests.fake_llm import FakeLLM
 
@@ -62,6 +59,15 @@ EXPORTS = {
     ],
 }
 PG_ENV = ("DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USERNAME", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB")
+
+
+def chain_job() -> dg.JobDefinition:
+    """The project's own asset job, run here for the chat × month keys (`asset_selection=CHAT_MONTH_KEYS`)
+    on its default multiprocess executor, as the daemon runs a sensor's or the UI's request.
+    Reconstructable: each step process imports this module and rebuilds the job from `truffle_assets.definitions`."""
+    from truffle_assets.definitions import defs
+
+    return defs.resolve_implicit_global_asset_job_def()
 
 
 def _installable() -> bool:
@@ -196,7 +202,8 @@ def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
     chat, entry = sorted(report["chats"].items())[0]
     run = entry["runs"][0]
     first, last = (date.fromisoformat(run[k] + "-01") for k in ("first_month", "last_month"))
-    with dg.execute_job(dg.reconstructable(chain_job), instance=instance, tags=chat_range_tags(chat, first, last)) as result:
+    with dg.execute_job(dg.reconstructable(chain_job), instance=instance, asset_selection=CHAT_MONTH_KEYS,
+                        tags=chat_range_tags(chat, first, last)) as result:
         assert result.success
         run_id = result.run_id
         steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
@@ -286,6 +293,7 @@ def _launch(chat: str, first_month: str, last_month: str, run_config: dict) -> s
     first, last = (date.fromisoformat(m + "-01") for m in (first_month, last_month))
     with dg.DagsterInstance.get() as instance:
         with dg.execute_job(dg.reconstructable(chain_job), instance=instance, run_config=run_config,
+                            asset_selection=CHAT_MONTH_KEYS,
                             tags=chat_range_tags(chat, first, last, recompute=True)) as result:
             assert result.success, chat
             return result.run_id

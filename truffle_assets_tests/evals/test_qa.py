@@ -78,7 +78,7 @@ def test_scores():
     assert not score_answer(q, "Northwind Analytics", [], {}, fallback="timeout")["correct"]
     absent = Question("a", "What's my blood group?", "none")
     assert score_answer(absent, "That is not in your memory.", [], {})["correct"]
-    # the assistant's own wording (an untuned Qwen2.5-Coder-1.5B says it so, benchmarks/reader_probe.py)
+    # the assistant's own wording (an untuned Qwen2.5-Coder-1.5B says it so)
     assert score_answer(absent, "Not in my memory.", [], {})["correct"]
     made_up = score_answer(absent, "Your blood group is B+ [msg:n1].", ["n1"], {})
     assert not made_up["correct"] and made_up["unsupported"]
