@@ -1,7 +1,7 @@
 """Fusion of per-candidate signals into one score, the ranking, and the weak-support rule.
 
 Plain numpy on arrays aligned with the candidate rows: no index, no model. The "learned" fusion is
-a logistic regression over `features()`, fitted by benchmarks/fit_fusion.py on the synthetic corpus
+a logistic regression over `features()`, fitted by scripts/fit_fusion.py on the synthetic corpus
 (never on LoCoMo); its coefficients ship as fusion_weights.json beside this module.
 """
 
@@ -49,7 +49,7 @@ def learned_model(path: str = str(LEARNED)) -> tuple[np.ndarray, float]:
     """(coefficients in FEATURES order, intercept) from a fusion_weights.json."""
     spec = json.loads(Path(path).read_text())
     if tuple(spec["features"]) != FEATURES:
-        raise ValueError(f"{path}: features {spec['features']} are not {list(FEATURES)}; refit with benchmarks/fit_fusion.py")
+        raise ValueError(f"{path}: features {spec['features']} are not {list(FEATURES)}; refit with scripts/fit_fusion.py")
     return np.asarray(spec["coef"], dtype=float), float(spec["intercept"])
 
 

@@ -11,7 +11,7 @@ class RetrievalWeights(BaseModel):
     """Knobs of the fused score. The "score" weights were tuned on LoCoMo conversations 26/30/41 (the
     dev conversations; benchmarks/locomo_recall.py reports the other seven apart). Issue 15's index-side
     additions (keys, answer, per_episode, the learned fusion) were picked on the synthetic corpus
-    (benchmarks/fit_fusion.py) and stay off: none beat these weights on its held-out split except the
+    (scripts/fit_fusion.py) and stay off: none beat these weights on its held-out split except the
     learned fusion, which fell far below them on LoCoMo. `asking`, semantic 0.5 and `unnamed_dense` were
     picked on the dev conversations (2026-11-27) and hold on the seven held out (README, LoCoMo
     retrieval recall); `self_speaker` on the dev natural chats (benchmarks/natural_recall.py)."""
@@ -39,7 +39,7 @@ class RetrievalWeights(BaseModel):
     salience: float = 0.05     # episode salience from the episodes stage
     half_life_days: float = 90.0
     fusion: str = "score"      # "score" (normalised weighted sum), "rrf", or "learned": the logistic model of
-                               # fusion_weights.json (benchmarks/fit_fusion.py, synthetic corpus) - off by default:
+                               # fusion_weights.json (scripts/fit_fusion.py, synthetic corpus) - off by default:
                                # +9.6 points held out on the synthetic corpus, but far below "score" on LoCoMo
     rrf_k: int = 60
     mmr_lambda: float = 1.0    # 1.0 = no diversity penalty

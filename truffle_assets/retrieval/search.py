@@ -173,7 +173,7 @@ def retrieve(query: str, index: str | Path | MemoryIndex, k: int = 10, *,
 def candidate_signals(query: str, index: str | Path | MemoryIndex, weights: RetrievalWeights | None = None, *,
                       chats: Iterable[str] | None = None) -> tuple[list[dict], Signals]:
     """The scored candidate pool of `retrieve` (rows and their signals) without fusion: what
-    benchmarks/fit_fusion.py fits the learned fusion on."""
+    scripts/fit_fusion.py fits the learned fusion on."""
     idx = open_index(index)
     pack = EvidencePack(query=query)
     scored = _scored_pool(query, idx, weights or RetrievalWeights(), pack, _Clock(),

@@ -21,7 +21,7 @@ Each row also gets a rejected answer of the kind the embedded model produces (DP
 uncited, a hallucinated value with a citation, or a dump of quoted context lines (a profile-read
 answer: "not in memory", or another fact's value cited to a shown line). Rows go to
 `prompts/pack/grounded_runtime.json`, which `pack.generate_pack` adds to the synthetic pack; the
-file records the seeds and budget it came from (regenerate with `python -m benchmarks.grounded_pack`).
+file records the seeds and budget it came from (regenerate with `.venv/bin/python scripts/grounded_pack.py`).
 
 `annotated_rows` does the same on a hand-annotated chat set written by a person, not our generator
 (the dev sets, `benchmarks/devset*/natural`): its own questions, and one question per current fact

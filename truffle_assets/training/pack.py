@@ -96,7 +96,7 @@ READING_PAIRS = 120
 # and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question;
 # with each pair's answerable twin (run 38) still 1 of 4, ids copied better, answers cut shorter.
 NEAR_MISS_PAIRS = 120
-# Recorded rows on hand-written chats: those of the dev sets `benchmarks.grounded_pack` recorded
+# Recorded rows on hand-written chats: those of the dev sets `scripts/grounded_pack.py` recorded
 # (the file's `devsets`; each row's source_id is "runtime/<set>/…", `natural_tags`). The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
 # the natural chats (11 of 44 right there, 20 of 33 on the synthetic corpus): values read off text
 # nobody templated. The SFT selection keeps a few of these rows; every one it leaves out becomes a

@@ -1,10 +1,10 @@
 """Fit the learned retrieval fusion on the synthetic corpus; pick the hand fusion's new weights there too.
 
-    .venv/bin/python benchmarks/fit_fusion.py                 # build (or reuse) the stores, fit, write
-    .venv/bin/python benchmarks/fit_fusion.py --rebuild       # after an index-time change
+    .venv/bin/python scripts/fit_fusion.py                 # build (or reuse) the stores, fit, write
+    .venv/bin/python scripts/fit_fusion.py --rebuild       # after an index-time change
 
 Never LoCoMo: LoCoMo is the evaluation (benchmarks/locomo_recall.py). Data here:
-1. `--seeds` synthetic corpora (`truffle_assets.synth` through benchmarks/corpus.py; `--tokens`,
+1. `--seeds` synthetic corpora (`truffle_assets.synth`, cached by `evals.synthetic_corpus`; `--tokens`,
    `--chats`), each ingested through the pipeline entry `ingest_all` (ephemeral Dagster instance, no
    LLM) into benchmarks/.work/fusion/s<seed>/, the way locomo_recall builds its stores.
 2. Questions from each corpus's ground truth: per planted fact whose evidence messages are in the
@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import os
 import pickle
 import statistics
 import sys
@@ -42,15 +43,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from benchmarks import offline_build  # noqa: E402
-
-offline_build()
+# the offline build: no model hub, no telemetry, no LLM endpoint for the memory tiers
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
+for _var in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
+    os.environ.pop(_var, None)
 
 import numpy as np  # noqa: E402
 
-from corpus import corpus  # noqa: E402
+from truffle_assets.evals.synthetic_corpus import cached_corpus  # noqa: E402
 
 WORK = ROOT / "benchmarks" / ".work" / "fusion"
 K = 10
@@ -72,7 +74,7 @@ def build(seed: int, tokens: int, chats: int, work: Path, rebuild: bool) -> tupl
     from truffle_assets.defs.ingest.runner import ingest_all
     from truffle_assets.defs.resources import LLMResource
 
-    src, truth, _ = corpus(tokens, chats, seed, work=work, prefix="corpus")
+    src, truth, _ = cached_corpus(work / f"corpus-t{tokens}-c{chats}-s{seed}", tokens, chats, seed)
     data = work / f"s{seed}"
     pointer = data / "published" / "latest.json"
     stamp = hashlib.sha256((src / ".stamp").read_bytes() + f"{tokens}/{chats}".encode()).hexdigest()[:16]
