@@ -43,8 +43,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
 from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
-from truffle_assets.evals.qa import (Question, ask_endpoint, natural_questions, states_key,  # noqa: E402
-                                    runtime_fingerprint, spread, summarize_rows, synthetic_questions)
+from truffle_assets.evals.qa import ask_endpoint, runtime_fingerprint, summarize_rows  # noqa: E402
+from truffle_assets.evals.questions import (Question, natural_questions, spread, states_key,  # noqa: E402
+                                            synthetic_questions)
 
 QA_WORK = WORK / "qa"
 NATURAL = ROOT / "benchmarks" / "heldout" / "natural"
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", *ANNOTATED],
                     help="synthetic and natural are held out; dev2 is for choosing runtime settings")
     ap.add_argument("--work", type=Path, default=QA_WORK)
-    ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval_<date>.json)")
+    ap.add_argument("--out", type=Path, default=None, help="results JSON (default benchmarks/results/qa_eval.json)")
     ap.add_argument("--base-from", type=Path, default=None, metavar="RESULTS",
                     help="the base model's answers from an earlier results JSON of the same questions and runtime "
                          "(temperature 0: the same prompts give the same answers), scored again; saves half the run")
@@ -147,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         results = {"base": run_model("base", base, sets, store, options=options),
                    other_label: run_model(other_label, other, sets, store, budget, options)}
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
-    out = args.out or ROOT / "benchmarks" / "results" / f"qa_eval_{date.today().isoformat()}.json"
+    out = args.out or ROOT / "benchmarks" / "results" / "qa_eval.json"
     models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}
-    out.write_text(json.dumps({"models": models, "runtime": runtime, "options": options, "summary": summary,
+    out.write_text(json.dumps({"date": date.today().isoformat(), "models": models, "runtime": runtime, "options": options, "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)
