@@ -10,7 +10,7 @@ Two tables live under `root`:
   (null in rows written before it: readers fall back to `text`); `passage` is what is embedded and
   BM25-indexed: "Author: text", optionally prefixed by the previous message of the same episode
   as light context (`context_prev`, off by default: on LoCoMo's dev conversations it lifts BM25
-  alone by 8.8 points but the fused ranking loses 1.4, benchmarks/results/locomo_recall_2026-11-28-tries.txt;
+  alone by 8.8 points but the fused ranking loses 1.4;
   retrieval already scores each candidate with its episode neighbours at query time, which keeps
   passages precise and lets the context weight be tuned without a reindex). A romanized-Hindi line
   also carries its offline English gloss (`memory.gloss`, `gloss_passages`): "Tata Projects join kar

@@ -9,15 +9,15 @@ from pydantic import BaseModel, Field
 
 class RetrievalWeights(BaseModel):
     """Knobs of the fused score. The "score" weights were tuned on LoCoMo conversations 26/30/41 (the
-    dev conversations; benchmarks/locomo_recall.py reports the other seven apart). Issue 15's index-side
-    additions (keys, answer, per_episode, the learned fusion) were picked on the synthetic corpus
-    (scripts/fit_fusion.py) and stay off: none beat these weights on its held-out split except the
-    learned fusion, which fell far below them on LoCoMo. `asking`, semantic 0.5 and `unnamed_dense` were
-    picked on the dev conversations (2026-11-27) and hold on the seven held out (README, LoCoMo
-    retrieval recall); `self_speaker` on the dev natural chats (benchmarks/natural_recall.py)."""
+    dev conversations; benchmarks/locomo_recall.py reports the other seven apart). The index-side
+    signals (keys, answer, per_episode, the learned fusion) are fitted on the synthetic corpus
+    (scripts/fit_fusion.py) and stay off: none beats these weights on its held-out split except the
+    learned fusion, which falls far below them on LoCoMo. `asking`, semantic 0.5 and `unnamed_dense` are
+    picked on the dev conversations and hold on the seven held out (docs/benchmarks.md, LoCoMo);
+    `self_speaker` on the dev natural chats (benchmarks/natural_recall.py)."""
 
-    semantic: float = 0.5      # cosine(query, "Author: text"); 1.0 before 2026-11-27 (MiniLM on one chat
-                               # line is the weakest signal here: dense-only R@10 0.45 vs BM25 0.61)
+    semantic: float = 0.5      # cosine(query, "Author: text"); MiniLM on one chat line is the weakest
+                               # signal here: dense-only R@10 0.45 vs BM25 0.61
     lexical: float = 1.0       # BM25, normalised by the best BM25 hit of the query
     context: float = 0.5       # cosine(query, message + its neighbours in the episode)
     summary: float = 0.1       # the message sits in a summary that matched the query (session-long
@@ -29,7 +29,7 @@ class RetrievalWeights(BaseModel):
     keys: float = 0.0          # BM25 on the message's entities + answer tags (index.keys); its hits join the pool
                                # (0.6 was best on the synthetic training split, worse than 0 on its held-out split)
     answer: float = 0.0        # the message holds the kind of answer asked for (a date for "when", ...); read from
-                               # the text's time expressions when the index has no keys. 0.2 on LoCoMo (2026-11-27):
+                               # the text's time expressions when the index has no keys. 0.2 on LoCoMo:
                                # held-out +0.4, temporal +1.8; on the synthetic corpus's "when did we talk about X"
                                # (the day it was said, not a date in the line) -2.4: left off
     asking: float = 0.15       # subtracted per unit of `signals.asks`: a line that is a question rarely answers one

@@ -283,7 +283,7 @@ SFT_PARAMS = ("rank", "alpha", "dropout", "learning_rate", "epochs", "max_steps"
 def reuse_sft(src_run: str | Path, out_dir: str | Path, run_meta: dict) -> None:
     """Copy an earlier run's SFT checkpoints into `out_dir`, so `train` resumes past SFT.
 
-    DPO tries then start from one SFT (on this CPU 150 SFT steps take ~40 min; a DPO step 18-63 s).
+    Several DPO runs can then start from one SFT (on this CPU 150 SFT steps take ~40 min; a DPO step 18-63 s).
     `run_meta` is what the new run records in `base.json`; the earlier run's must agree on the base,
     the SFT rows and every SFT setting, or the copy would be another run's SFT under this one's name.
     """
