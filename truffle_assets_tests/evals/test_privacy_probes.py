@@ -1,10 +1,10 @@
-"""The privacy eval's pure helpers: injection lines, prompt building and leak finding (no model, no pipeline)."""
+"""The privacy eval's prompts and leak search (`evals.privacy_probes`): injection lines, prompt building, leak finding."""
 
 import base64
 from collections import Counter
 from datetime import datetime
 
-from benchmarks import privacy_eval as pe
+from truffle_assets.evals import privacy_probes as pe
 from truffle_assets.runtime import privacy
 
 ANDROID = ("14/01/19, 06:06 - Messages and calls are end-to-end encrypted. Tap to learn more.\n"
