@@ -47,7 +47,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import shutil
 import statistics
@@ -56,7 +55,6 @@ import time
 import uuid
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
 from copy import deepcopy
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,6 +70,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from truffle_assets.evals.latency import mean_by_key, percentile  # noqa: E402
+from truffle_assets.evals.truth_questions import GENERIC, build_queries  # noqa: E402
+
 WORK = ROOT / "benchmarks" / ".work" / "runtime"
 BIG_TOKENS = 5_000_000
 DEFAULT_TOKENS = 400_000
@@ -79,101 +80,9 @@ NODES = ("guard", "load_profile", "retrieve_summaries", "retrieve_raw", "compose
 SECTIONS = ("system", "profile", "summaries", "raw", "dialogue", "prompt")
 MEM0_USER = "owner"
 
-GENERIC = [
-    "What are my hobbies?", "Where do I work?", "Where do I live?", "What did I do last weekend?",
-    "Do I have any upcoming trips?", "What music do I like?", "Who are my closest friends?",
-    "What did we decide about dinner?", "When is the next football game?", "What gifts did I buy recently?",
-    "Did anyone recommend a restaurant?", "What are my goals this year?", "What happened at work last month?",
-    "Summarise my last week.", "Which movies did we plan to watch?", "What did I cook recently?",
-    "Who did I meet on my last trip?", "What is my dog's name?", "When is my birthday?",
-    "What did my family talk about at Diwali?", "Who asked me for help recently?", "What am I saving money for?",
-    "What sports do I play?", "What did I eat on my last holiday?", "Which friends live in Bengaluru?",
-    "What was the last thing my mother asked me?", "What did I promise to do this month?",
-    "Did I change jobs?", "When did I move cities?", "What do I usually do on Sundays?",
-]
-FACT_TEMPLATES = [
-    "What is my {pred}?", "Who told me about {value}?", "When did we talk about {value}?",
-    "What did {by} say about {value}?", "What happened on {date}?",
-]
-CHAT_TEMPLATES = [
-    "What did I talk about with {title} recently?", "When did I last talk to {title}?",
-    "What plans did I make with {title}?", "What did {title} ask me about last month?",
-    "Summarise my chat with {title}.",
-]
-GROUP_TEMPLATES = [
-    "What is the {title} group talking about lately?", "Who is in the {title} group?",
-    "What did the {title} group decide last time?", "When was the {title} group last active?",
-    "Summarise the {title} group.",
-]
-MEMBER_TEMPLATES = ["What did {member} say recently?", "What did I plan with {member}?"]
-
-
 # ---------------------------------------------------------------------------------------------------
-# Pure helpers (tested in truffle_assets_tests/benchmarks/test_runtime_bench.py)
+# The last line
 # ---------------------------------------------------------------------------------------------------
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100) of `values`."""
-    if not values:
-        raise ValueError("no values")
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
-
-
-def _human(ts: str) -> str:
-    d = datetime.fromisoformat(ts)
-    return f"{d.day} {d.strftime('%B %Y')}"
-
-
-def build_queries(truth: dict, n: int, refuse=None) -> tuple[list[str], int]:
-    """(n questions, how many generated ones `refuse` rejected) from the ground truth: fact
-    questions, chat and member questions and generic ones, interleaved, deduplicated; cycled with a
-    "Remind me: " prefix when there are fewer than n."""
-    user = truth.get("user") or ""
-    facts, chats, members = [], [], []
-    for f in truth.get("facts", []):
-        by = next((s for s in f.get("stated_by") or [] if s != user), None) or "someone"
-        at = (f.get("stated_at") or [None])[0]
-        slots = {"pred": str(f.get("predicate", "")).replace("_", " "), "value": f.get("value", ""), "by": by,
-                 "date": _human(at) if at else "that day"}
-        facts.append([t.format(**slots) for t in FACT_TEMPLATES])
-    seen_members: set[str] = set()
-    for c in truth.get("chats", []):
-        temps = GROUP_TEMPLATES if c.get("group") else CHAT_TEMPLATES
-        chats.append([t.format(title=c["title"]) for t in temps])
-        for m in c.get("members", []):
-            if m != user and m not in seen_members:
-                seen_members.add(m)
-                members.append([t.format(member=m) for t in MEMBER_TEMPLATES])
-    groups = [[q for qs in facts for q in qs], [q for qs in chats for q in qs],
-              [q for qs in members for q in qs], list(GENERIC)]
-    # interleave the four sources round-robin, each in its own order
-    pool: list[str] = []
-    for i in range(max((len(g) for g in groups), default=0)):
-        pool += [g[i] for g in groups if i < len(g)]
-    out, seen, refused = [], set(), 0
-    for q in pool:
-        if q in seen:
-            continue
-        seen.add(q)
-        if refuse is not None and refuse(q):
-            refused += 1
-            continue
-        out.append(q)
-    if not out:
-        return [], refused
-    base = list(out)
-    k = 0
-    while len(out) < n:
-        out.append(f"Remind me: {base[k % len(base)]}" if k < len(base) else f"Quick question: {base[k % len(base)]}")
-        k += 1
-    return out[:n], refused
-
-
-def mean_by_key(rows: Iterable[dict], keys: Iterable[str]) -> dict[str, float]:
-    rows = list(rows)
-    return {k: statistics.fmean(float(r.get(k) or 0) for r in rows) if rows else 0.0 for k in keys}
-
 
 def last_line(ours_p95: float, mem0_p95: float | None) -> str:
     if mem0_p95 is None:
@@ -190,7 +99,7 @@ def mem_dir(work: Path, tokens: int, chats: int, seed: int) -> Path:
 
 
 def built_stamp(tokens: int, chats: int, seed: int) -> str:
-    from benchmarks.corpus import generator_stamp
+    from truffle_assets.evals.synthetic_corpus import generator_stamp
 
     return hashlib.sha256(json.dumps([generator_stamp(), tokens, chats, seed]).encode()).hexdigest()[:16]
 

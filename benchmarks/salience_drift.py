@@ -364,7 +364,7 @@ def main() -> None:
 
     from benchmarks.chaos_bench import world
     from benchmarks.corpus import corpus
-    from benchmarks.runtime_bench import build_queries
+    from truffle_assets.evals.truth_questions import build_queries
 
     exports, truth, _ = corpus(args.tokens, args.chats, args.seed)
     cut = cut_time(truth, args.cut)
