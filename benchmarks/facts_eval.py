@@ -27,7 +27,7 @@ Supersession: for single-valued predicates (lives_in, job, diet, partner) each e
 must have valid_to set, and superseded_by must name the fact matched to its successor when there is one.
 
 Held-out sets (benchmarks/heldout/, frozen; written without looking at the rules): the same pipeline
-runs on them, and `benchmarks.heldout_facts` scores the predictions against the annotations (attribute
+runs on them, and `truffle_assets.evals.fact_scoring` scores the predictions against the annotations (attribute
 map from the annotators' vocabulary to our predicates, value normalization; precision, lenient precision,
 recall, evidence, supersession: see that module's doc).
 - natural: 11 exports of one user (English and Hinglish), 167 annotated facts, 55 distractor lines; the
@@ -68,7 +68,7 @@ from truffle_assets.memory.facts.extraction import extract_claims  # noqa: E402
 from truffle_assets.memory.facts.values import compatible, value_tokens  # noqa: E402
 from truffle_assets.ingest.exports import author_profile, detect_user, load_chat, scan_exports  # noqa: E402
 from benchmarks.corpus import corpus as shared_corpus  # noqa: E402
-from benchmarks import heldout_facts as hf  # noqa: E402
+from truffle_assets.evals import fact_scoring as hf  # noqa: E402
 
 USER = "Arjun Mehta"
 SUPERSEDING = ("lives_in", "job", "diet", "partner")

@@ -123,7 +123,7 @@ ATTRIBUTE_PREDICATES: dict[str, tuple[str, ...]] = {
     "travel.international": ("trip",),
     "travel.trip": ("trip",),
 }
-# The parse-based reader's vocabulary (issue 15): the same attribute names, mapped by what they mean.
+# The parse-based reader's vocabulary: the same attribute names, mapped by what they mean.
 _PARSED: dict[str, tuple[str, ...]] = {
     "identity.age": ("age",), "identity.height": ("height",), "identity.handedness": ("handedness",),
     "identity.full_name": ("name",), "identity.nickname": ("nickname", "name"),
@@ -186,7 +186,7 @@ _PARSED: dict[str, tuple[str, ...]] = {
     "habits.fasting": ("habit",), "habits.tea": ("habit", "likes"), "possessions.passport": ("possession",),
     "preferences.books": ("likes", "favourite_book", "favourite_author"), "travel.abroad": ("trip",),
     "preferences.dogs": ("likes", "dislikes", "condition"),
-    # the money predicates (tenth session), under the names the annotators used for them
+    # the money predicates, under the names the annotators used for them
     "finance.salary": ("salary",), "finance.investing": ("investment",), "finance.investment": ("investment",),
     "finance.insurance": ("insurance",), "finance.health_insurance": ("insurance",), "finance.loan": ("loan",),
 }

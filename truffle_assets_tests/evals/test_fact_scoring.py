@@ -1,11 +1,16 @@
-"""The held-out fact scorer (benchmarks/heldout_facts.py) on small hand-made cases, and facts_eval's
-held-out run on the frozen natural set (real pipeline, no synthetic corpus: a few seconds)."""
+"""The held-out fact scorer (`evals.fact_scoring`) on small hand-made cases, and the frozen natural
+set's annotations resolved against the pipeline's own message rows."""
 
-import re
+import json
 from datetime import date
+from pathlib import Path
 
-from benchmarks import facts_eval
-from benchmarks import heldout_facts as hf
+import polars as pl
+
+from truffle_assets.evals import fact_scoring as hf
+from truffle_assets.ingest.exports import load_chat, scan_exports
+
+NATURAL = Path(__file__).resolve().parents[2] / "benchmarks" / "heldout" / "natural"
 
 USER = "Asha Rao"
 
@@ -102,16 +107,16 @@ def test_parse_claims():
     assert hf.parse_claims("wealth = as rich as Ambani") == [hf.Claim((), "as rich as Ambani")]
 
 
-def test_facts_eval_heldout_run_prints_the_last_line(capsys):
-    out = facts_eval.main(["--skip-synthetic"])
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert re.fullmatch(r"fact_precision=na fact_recall=na heldout_precision=(\d\.\d{3}|na) heldout_recall=\d\.\d{3} "
-                        r"evidence_correct=(\d\.\d{3}|na)", lines[-1]), lines[-1]
-    assert lines[-2].startswith("fixtures_precision=")
-    nat = out["natural"]
-    assert nat.annotated == 167  # every annotated line resolved to a pipeline message
-    assert nat.predicted == sum(1 for v in nat.verdict.values()) and nat.found <= nat.found_any <= nat.annotated
-    assert f"heldout_recall={nat.recall:.3f}" in lines[-1]
+def test_every_natural_annotation_resolves_to_a_pipeline_message():
+    ann = json.loads((NATURAL / "annotations.json").read_text(encoding="utf-8"))
+    chats = scan_exports(NATURAL)
+    messages = pl.concat([load_chat(cid, paths, user=ann["user"]).rows for cid, paths in sorted(chats.items())])
+    line_ids = {(Path(r["source_file"]).name, r["line_start"]): r["id"]
+                for r in messages.select("id", "source_file", "line_start").iter_rows(named=True)}
+    annotated, distractors = hf.natural_annotations(ann, line_ids)
+    assert len(annotated) == 167  # every annotated line has its message
+    assert all(a.subject == ann["user"] and a.evidence for a in annotated)
+    assert sum(len(c) for c in distractors.values()) >= len(distractors) > 0
 
 
 def test_a_closed_fact_states_its_ending_and_stems_compare_alike():
