@@ -87,7 +87,6 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -98,71 +97,19 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import locomo_convert as lc  # noqa: E402
+from truffle_assets.evals import locomo as lc  # noqa: E402
+from truffle_assets.evals.locomo import (  # noqa: E402
+    CATEGORIES, DEV_CONVS, Question, questions_for, recall, session_of, session_recall, session_unit_recall,
+)
 
 WORK = ROOT / "benchmarks" / ".work" / "locomo"
-CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SYSTEMS = ("ours", "ours-before", "bm25", "dense", "mem0")
 CUTOFFS = (5, 10, 20)
 SESSION_DEPTH = 100  # turns asked of every system; sessions are ranked from these for session-unit recall
-DEV_CONVS = frozenset({"conv-26", "conv-30", "conv-41"})  # the fusion weights' tuning conversations
 
 Search = Callable[[str, int], list[str]]  # (question, depth) -> ranked message ids
-
-
-@dataclass
-class Question:
-    conv: str
-    index: int  # position in the sample's qa list
-    question: str
-    category: int
-    evidence: list[str]  # dia ids
-    gold: list[str]  # message ids, same order
-    sessions: frozenset[int] = frozenset()  # sessions of the evidence turns
-
-
-def session_of(dia: str) -> int:
-    """'D12:3' -> 12."""
-    return int(dia[1:].split(":")[0])
-
-
-def questions_for(sample: dict, conversion: lc.Conversion) -> tuple[list[Question], dict]:
-    out, skipped = [], defaultdict(int)
-    for i, qa in enumerate(sample["qa"]):
-        cat = qa.get("category")
-        if cat not in CATEGORIES:
-            skipped[f"category_{cat}"] += 1
-            continue
-        ev = [d for d in lc.normalize_evidence(qa.get("evidence", [])) if d in conversion.dia_message]
-        dangling = len(lc.normalize_evidence(qa.get("evidence", []))) - len(ev)
-        skipped["dangling_evidence_ids"] += dangling
-        if not ev:
-            skipped["no_evidence"] += 1
-            continue
-        out.append(Question(sample["sample_id"], i, qa["question"], cat, ev, [conversion.dia_message[d] for d in ev],
-                            frozenset(session_of(d) for d in ev)))
-    return out, dict(skipped)
-
-
-def recall(ranked: list[str], gold: list[str], k: int) -> float:
-    top = set(ranked[:k])
-    return sum(g in top for g in gold) / len(gold)
-
-
-def session_recall(ranked: list[str], sessions: frozenset[int], message_session: dict[str, int], k: int) -> float:
-    """Share of the evidence sessions that hold at least one of the top-k retrieved turns."""
-    hit = {message_session.get(m) for m in ranked[:k]}
-    return sum(s in hit for s in sessions) / len(sessions)
-
-
-def session_unit_recall(ranked: list[str], sessions: frozenset[int], message_session: dict[str, int], k: int) -> float:
-    """Sessions ranked as units (each at its best turn's rank): share of the evidence sessions in the first k."""
-    order = list(dict.fromkeys(s for s in (message_session.get(m) for m in ranked) if s is not None))
-    top = set(order[:k])
-    return sum(s in top for s in sessions) / len(sessions)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""LoCoMo conversations -> WhatsApp Android-style .txt exports, with dia_id -> line -> message id maps.
+"""LoCoMo conversations -> WhatsApp Android-style .txt exports, with dia_id -> line -> message id maps,
+and the evidence-recall measures `benchmarks/locomo_recall.py` reports.
 
 LoCoMo (Maharana et al., ACL 2024, arXiv:2402.17753; `locomo10.json`, CC BY-NC 4.0) is read from
 shared/benchmarks/locomo/ for evaluation only; nothing of it is copied into the repo. Each sample
@@ -18,31 +19,27 @@ becomes `WhatsApp Chat with LoCoMo conv-26.txt` (chat id `locomo-conv-26`, stabl
   the parser would read as a header is never produced silently: `convert()` re-parses the export
   with the real parser (`truffle_assets.parsing.parse_file`, `ids.message_ids`, `ids.chat_id_for`)
   and asserts that every turn is exactly one authored entry on its expected line, with its speaker.
-
-    .venv/bin/python benchmarks/locomo_convert.py --out benchmarks/.work/locomo/exports [--limit 2]
+* `questions_for` keeps the QAs of categories 1-4 whose evidence names turns of the conversation;
+  `recall`, `session_recall` and `session_unit_recall` read a ranking at turn and session level.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
-import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from truffle_assets.ids import chat_id_for, message_ids  # noqa: E402
-from truffle_assets.parsing import parse_file  # noqa: E402
-from truffle_assets.parsing.headers import HEADER  # noqa: E402
+from truffle_assets.ids import chat_id_for, message_ids
+from truffle_assets.parsing import parse_file
+from truffle_assets.parsing.headers import HEADER
+from truffle_assets.paths import PROJECT_ROOT
 
 _CANDIDATES = (
-    ROOT.parent / "shared" / "benchmarks" / "locomo" / "locomo10.json",
+    PROJECT_ROOT.parent / "shared" / "benchmarks" / "locomo" / "locomo10.json",
     Path("/work/shared/benchmarks/locomo/locomo10.json"),
 )
 _SESSION = re.compile(r"session_(\d+)")
@@ -182,17 +179,59 @@ def convert_all(out_dir: str | Path, limit: int | None = None, path: str | Path 
     return [convert(s, out_dir) for s in data[:limit]]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=None, help="locomo10.json (default: shared/benchmarks/locomo/)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/.work/locomo/exports"))
-    ap.add_argument("--limit", type=int, default=None)
-    args = ap.parse_args(argv)
-    for c in convert_all(args.out, args.limit, args.data):
-        print(f"{c.sample_id}: {c.path.name} chat={c.chat_id} sessions={c.n_sessions} turns={len(c.dia_message)} "
-              f"lines={sum(1 for _ in c.path.open(encoding='utf-8'))}")
-    return 0
+# ---- questions and recall --------------------------------------------------------------------------
+
+CATEGORIES = (1, 2, 3, 4)  # multi-hop, temporal, open-domain, single-hop; 5 (adversarial) has no evidence
+DEV_CONVS = frozenset({"conv-26", "conv-30", "conv-41"})  # the fusion weights' tuning conversations
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+@dataclass
+class Question:
+    conv: str
+    index: int  # position in the sample's qa list
+    question: str
+    category: int
+    evidence: list[str]  # dia ids
+    gold: list[str]  # message ids, same order
+    sessions: frozenset[int] = frozenset()  # sessions of the evidence turns
+
+
+def session_of(dia: str) -> int:
+    """'D12:3' -> 12."""
+    return int(dia[1:].split(":")[0])
+
+
+def questions_for(sample: dict, conversion: Conversion) -> tuple[list[Question], dict]:
+    out, skipped = [], defaultdict(int)
+    for i, qa in enumerate(sample["qa"]):
+        cat = qa.get("category")
+        if cat not in CATEGORIES:
+            skipped[f"category_{cat}"] += 1
+            continue
+        ev = [d for d in normalize_evidence(qa.get("evidence", [])) if d in conversion.dia_message]
+        dangling = len(normalize_evidence(qa.get("evidence", []))) - len(ev)
+        skipped["dangling_evidence_ids"] += dangling
+        if not ev:
+            skipped["no_evidence"] += 1
+            continue
+        out.append(Question(sample["sample_id"], i, qa["question"], cat, ev, [conversion.dia_message[d] for d in ev],
+                            frozenset(session_of(d) for d in ev)))
+    return out, dict(skipped)
+
+
+def recall(ranked: list[str], gold: list[str], k: int) -> float:
+    top = set(ranked[:k])
+    return sum(g in top for g in gold) / len(gold)
+
+
+def session_recall(ranked: list[str], sessions: frozenset[int], message_session: dict[str, int], k: int) -> float:
+    """Share of the evidence sessions that hold at least one of the top-k retrieved turns."""
+    hit = {message_session.get(m) for m in ranked[:k]}
+    return sum(s in hit for s in sessions) / len(sessions)
+
+
+def session_unit_recall(ranked: list[str], sessions: frozenset[int], message_session: dict[str, int], k: int) -> float:
+    """Sessions ranked as units (each at its best turn's rank): share of the evidence sessions in the first k."""
+    order = list(dict.fromkeys(s for s in (message_session.get(m) for m in ranked) if s is not None))
+    top = set(order[:k])
+    return sum(s in top for s in sessions) / len(sessions)

@@ -1,21 +1,13 @@
-"""The LoCoMo -> WhatsApp export converter on a small slice of one conversation (skipped without the data)."""
+"""The LoCoMo -> WhatsApp export converter (`evals.locomo`) on a small slice of one conversation (skipped without the data)."""
 
-import importlib.util
 import re
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
+from truffle_assets.evals import locomo as lc
 from truffle_assets.ingest.exports import load_chat
 from truffle_assets.parsing import parse_file
-
-_SPEC = importlib.util.spec_from_file_location(
-    "locomo_convert", Path(__file__).resolve().parents[2] / "benchmarks" / "locomo_convert.py")
-lc = importlib.util.module_from_spec(_SPEC)
-sys.modules.setdefault("locomo_convert", lc)  # dataclasses look their module up
-_SPEC.loader.exec_module(lc)
 
 pytestmark = pytest.mark.skipif(lc.locomo_path() is None, reason="shared/benchmarks/locomo/locomo10.json not present")
 

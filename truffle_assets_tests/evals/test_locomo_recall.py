@@ -1,17 +1,8 @@
-"""The LoCoMo benchmark's recall measures on hand-made rankings (no data needed)."""
-
-import importlib.util
-import sys
-from pathlib import Path
+"""LoCoMo evidence recall (`evals.locomo`) on hand-made rankings (no data needed)."""
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(_BENCH))  # locomo_recall imports locomo_convert as a top-level module
-_SPEC = importlib.util.spec_from_file_location("locomo_recall", _BENCH / "locomo_recall.py")
-lr = importlib.util.module_from_spec(_SPEC)
-sys.modules.setdefault("locomo_recall", lr)  # dataclasses look their module up
-_SPEC.loader.exec_module(lr)
+from truffle_assets.evals import locomo as lr
 
 SESSION = {"a1": 1, "a2": 1, "a3": 1, "b1": 2, "c1": 3, "d1": 4}
 
