@@ -26,7 +26,7 @@ import json
 from datetime import date
 
 from truffle_assets.chat_format.prompt import context_block, system_prompt
-from truffle_assets.training.pack import PACK_DIR
+from truffle_assets.paths import PROMPTS_DIR
 
 SUITE_VERSION = 1
 OBJECTIVES = ("toolcall", "markdown", "classification", "privacy")
@@ -270,7 +270,7 @@ def markdown_cases() -> list[dict]:
 # ---- memory type ---------------------------------------------------------------------------------
 
 # the task wording is shared with the pack (it is the task's format); the items are not
-INSTRUCTION = json.loads((PACK_DIR / "memory_type.json").read_text(encoding="utf-8"))["instruction"]
+INSTRUCTION = json.loads((PROMPTS_DIR / "pack" / "memory_type.json").read_text(encoding="utf-8"))["instruction"]
 
 _ITEMS = (  # (item, type, horizon): one unambiguous reading each
     ("Tanvi is lactose intolerant.", "semantic", "core"),

@@ -7,7 +7,9 @@ dropped, so the blocking check upstream of training sees them. The manifest pins
 hash, and `check_manifest` is the trainer's first step: a dataset edited or half-written after
 the build is refused before it costs a training run. Turns the person forgot (`truffle forget`,
 listed in the runtime store's forget ledger) never become rows; the manifest's `dropped` says how
-many turns were left out, and why.
+many turns were left out, and why. `prune_datasets` keeps the datasets inside the retention window:
+transcript rows whose turns left the store are dropped and the dataset rewritten (the daily Dagster
+job `runtime_retention` calls it after `feedback.retention` prunes the store).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from truffle_assets.training.schemas import SCHEMA_VERSION, DPORow, SFTRow, row_id, split_for
-from truffle_assets.feedback.turns import Turn
+from truffle_assets.feedback.turns import Turn, read_store
 
 DROPPED_PRINCIPALS = frozenset({"redacted", "denied"})
 SPLITS = ("train", "eval")
@@ -337,3 +339,43 @@ def check_manifest(out_dir: str | Path) -> Manifest:
         raise ManifestError(f"{out}: row counts {counts.model_dump()} differ from the manifest's "
                             f"{manifest.row_counts.model_dump()}")
     return manifest
+
+
+# ---- retention ------------------------------------------------------------------------------------
+
+@dataclass
+class DatasetPrune:
+    kind: str
+    rows_removed: int
+    rows_kept: int
+    manifest: Manifest | None = None  # the new manifest when the dataset was rewritten
+
+
+def _turn_ids(row: Mapping[str, Any]) -> list[str]:
+    # SFT rows come from one turn; a DPO pair's source id is "<chosen turn>><rejected turn>"
+    return str(row.get("source_id", "")).split(">")
+
+
+def prune_datasets(dataset_dirs: Mapping[str, str | Path], store_dir: str | Path) -> dict[str, DatasetPrune]:
+    """Drop transcript rows whose turns (with their content) are gone from the store; kind -> result.
+    Synthetic-pack rows stay. A dataset that fails its manifest check raises (`ManifestError` names
+    the folder)."""
+    kept = {t.turn_id: t.day for t in read_store(store_dir).turns if t.has_content}
+    out: dict[str, DatasetPrune] = {}
+    for kind, folder in dataset_dirs.items():
+        folder = Path(folder)
+        if not (folder / "manifest.json").exists():
+            continue
+        manifest = check_manifest(folder)
+        rows = [r for split in SPLITS for r in read_jsonl(folder / f"{split}.jsonl")]
+        keep = [r for r in rows if r["source"] != "transcript" or all(t in kept for t in _turn_ids(r))]
+        result = DatasetPrune(kind=manifest.kind, rows_removed=len(rows) - len(keep), rows_kept=len(keep))
+        if result.rows_removed:
+            days = sorted(kept[t] for r in keep if r["source"] == "transcript" for t in _turn_ids(r))
+            dropped = dict(getattr(manifest, "dropped", None) or manifest.extra.get("dropped") or {})
+            dropped["retention"] = int(dropped.get("retention", 0)) + result.rows_removed
+            meta = {**manifest.extra, "pack_version": manifest.pack_version, "dropped": dropped,
+                    "source_date_range": [days[0], days[-1]] if days else None}
+            result.manifest = write_dataset(keep, folder, manifest.kind, meta)
+        out[kind] = result
+    return out

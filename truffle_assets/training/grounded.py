@@ -1,6 +1,6 @@
 """Grounded-answer training rows on the runtime's own prompts, from synthetic memories' training split.
 
-For every `train` question of a built synthetic memory (`evals.qa.synthetic_questions`), the real
+For every `train` question of a built synthetic memory (`evals.questions.synthetic_questions`), the real
 runtime composes the prompt it would send (`ChatService.compose`: guard, hybrid retrieval, profile,
 summaries, token budgets), and the target answer is written from what that prompt shows:
 
@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 
 from truffle_assets.chat_format.prompt import message_lines
-from truffle_assets.evals.qa import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
-                                    stated_ids, synthetic_questions)
+from truffle_assets.evals.questions import (REFUSAL, Question, answer_keys, key_matches, natural_questions,
+                                           stated_ids, synthetic_questions)
 from truffle_assets.runtime.prompts import text
 from truffle_assets.training.schemas import stable_bucket
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from truffle_assets.chat_format.prompt import chat_prompt, context_block, day_text, speaker, system_prompt
 from truffle_assets.paths import PROMPTS_DIR
-from truffle_assets.evals.qa import says_absent
+from truffle_assets.evals.questions import says_absent
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
 from truffle_assets.training.grounded import CITATION, not_found_wording, over_cited

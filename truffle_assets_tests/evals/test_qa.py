@@ -6,8 +6,9 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from truffle_assets.evals.qa import (Question, answer_keys, ask_endpoint, key_matches, load_natural, natural_questions,
-                                     score_answer, spread, states_key, synthetic_questions)
+from truffle_assets.evals.qa import ask_endpoint, score_answer
+from truffle_assets.evals.questions import (Question, answer_keys, key_matches, load_natural, natural_questions, spread,
+                                            states_key, synthetic_questions)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = {"seed": 7, "facts": [

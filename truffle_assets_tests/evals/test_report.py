@@ -101,7 +101,8 @@ def test_a_perfect_answer_key_passes_the_gate(tmp_path):
 
 def perfect_qa():
     """QA case rows of right answers: a cited fact, a cited past fact, and "not in memory"."""
-    from truffle_assets.evals.qa import Question, as_cases, score_answer
+    from truffle_assets.evals.qa import as_cases, score_answer
+    from truffle_assets.evals.questions import Question
 
     now, before = "ab" * 10, "cd" * 10
     asked = [(Question("job/0", "Where do I work now?", "current", ["Northwind Analytics"], evidence=[now]),

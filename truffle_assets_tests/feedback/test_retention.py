@@ -7,12 +7,10 @@ from datetime import date, timedelta
 
 import duckdb
 
-from truffle_assets.feedback.retention import (
-    cutoff_for, prune_datasets, prune_retrieval_log, prune_store, retrieval_log_paths,
-)
+from truffle_assets.feedback.retention import cutoff_for, prune_retrieval_log, prune_store, retrieval_log_paths
 from truffle_assets.feedback.turns import append_feedback, load_turns, write_turn
 from truffle_assets.retrieval.log import RetrievalLog
-from truffle_assets.training.datasets import build_datasets, check_manifest, read_jsonl, write_dataset
+from truffle_assets.training.datasets import build_datasets, check_manifest, prune_datasets, read_jsonl, write_dataset
 from truffle_assets_tests.training.test_datasets import sft_pack_row
 
 TODAY = date(2026, 11, 24)

@@ -7,8 +7,8 @@ checks, scrubbing) is the real one, the chat model a scripted FakeLLM.
 from __future__ import annotations
 
 from truffle_assets.chat_format.prompt import OWN_LINE_MARK, message_lines
-from truffle_assets.evals.qa import (REFUSAL, Question, ask_questions, key_matches, precise_in_reach, summarize_rows,
-                                    synthetic_questions)
+from truffle_assets.evals.qa import ask_questions, precise_in_reach, summarize_rows
+from truffle_assets.evals.questions import REFUSAL, Question, key_matches, synthetic_questions
 from truffle_assets.runtime.service import EMBEDDED_BUDGET
 from truffle_assets.training.grounded import context_lines, not_found, profile_lines, rows_for
 from truffle_assets_tests.runtime.conftest import MSG_ID, context_message

@@ -40,7 +40,7 @@ def test_the_answer_cites_the_shown_statement():
 
 def test_every_not_in_memory_wording_is_scored_as_one_and_they_open_differently():
     from truffle_assets.evals.markdown import check_markdown
-    from truffle_assets.evals.qa import says_absent
+    from truffle_assets.evals.questions import says_absent
 
     for text in NOT_FOUND_WORDINGS:
         assert says_absent(text), text

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from truffle_assets.evals.markdown import check_markdown, question_card
-from truffle_assets.evals.qa import says_absent
+from truffle_assets.evals.questions import says_absent
 from truffle_assets.evals.scoring import find_leak
 from truffle_assets.chat_format.toolcalls import WRITE_TOOLS, looks_like_tool_call, parse_tool_calls
 from truffle_assets.training import pack

@@ -11,8 +11,9 @@ new materialization of `sft_dataset` / `dpo_dataset` so the UI shows the files a
 import dagster as dg
 
 from truffle_assets.defs.resources import ModelsResource
-from truffle_assets.feedback.retention import prune_datasets, prune_retrieval_log, prune_store
+from truffle_assets.feedback.retention import prune_retrieval_log, prune_store
 from truffle_assets.feedback.settings import resolve
+from truffle_assets.training.datasets import prune_datasets
 
 
 @dg.op(

@@ -1,0 +1,119 @@
+"""The package's import graph: no module imports itself back, whether at the top of a file or inside
+a function (a function-level import is a dependency all the same; it only runs later).
+
+The graph is read from the source with `ast`, so it is the same whatever a test session has
+already imported. Imports under `if TYPE_CHECKING:` never run and are left out, and so is a
+module's edge to its own parent packages (Python imports those first, always)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import truffle_assets
+
+PACKAGE = Path(truffle_assets.__file__).parent
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted name -> file of every module of the package."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+                                         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node of `tree` except the bodies of `if TYPE_CHECKING:` (their `else` runs)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(node.orelse if _type_checking(node) else ast.iter_child_nodes(node))
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """Every dotted name `module` imports, at any depth of the file."""
+    names: set[str] = set()
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            names.add(base)
+            names |= {f"{base}.{a.name}" for a in node.names}  # `from pkg import module`
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (a name resolves to the deepest module it names)."""
+    files = module_files()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for module, path in files.items():
+        targets = {resolve(n) for n in _imported(module, path) if n.split(".")[0] == PACKAGE.name}
+        parents = {".".join(module.split(".")[:n]) for n in range(1, module.count(".") + 1)}
+        graph[module] = {t for t in targets if t and t != module and t not in parents}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_function_level_imports():
+    graph = import_graph()
+    assert "truffle_assets.runtime.service" in graph["truffle_assets.evals.qa"]  # inside ask_endpoint
+    assert "truffle_assets.evals.questions" in graph["truffle_assets.training.grounded"]
+
+
+def test_no_module_import_cycle():
+    assert cycles(import_graph()) == []
