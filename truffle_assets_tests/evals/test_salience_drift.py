@@ -1,4 +1,4 @@
-"""salience_drift's comparison code on a tiny store built with the memory stages' own functions:
+"""Salience drift measures (`evals.salience_drift`) on a tiny store built with the memory stages' own functions:
 a store against itself shows no drift, a store whose older episodes were scored before the later
 messages arrived (what an incremental run leaves) shows it, and the as-of rescoring reproduces it."""
 
@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from benchmarks import salience_drift as sd
+from truffle_assets.evals import salience_drift as sd
 from truffle_assets.index import MemoryIndex, raw_rows_from, summary_rows_from
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.memory.rosetta import normalize_messages
