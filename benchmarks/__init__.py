@@ -1,4 +1,8 @@
-"""Benchmark scripts: each prints its figures and a fixed-format last line (see the README)."""
+"""Product benchmarks: each script measures one figure of the product (ingest speed, recall, fact
+extraction, privacy, latency, crash safety, fine-tuning) and prints its figures with a fixed-format
+last line; `docs/benchmarks.md` says what each measures, how to run it and its latest figure.
+`results/` keeps the latest output of each; `heldout/`, `devset/` and `devset2/` are the annotated
+chat sets. The logic they score with lives in `truffle_assets.evals`."""
 
 import os
 import sys
