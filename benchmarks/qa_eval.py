@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = {label: summarize_rows(rows) for label, rows in results.items()}
     out = args.out or ROOT / "benchmarks" / "results" / "qa_eval.json"
     models = {"base": base, other_label: other | ({"budget": budget} if budget else {})}
-    out.write_text(json.dumps({"date": date.today().isoformat(), "models": models, "runtime": runtime, "options": options, "summary": summary,
+    out.write_text(json.dumps({"date": date.today().isoformat(), "models": models, "runtime": runtime, "options": options,
+                               "summary": summary,
                                "rows": results, "seconds": round(time.perf_counter() - t0)}, indent=1,
                               ensure_ascii=False) + "\n", encoding="utf-8")
     show(summary, other_label, out)
