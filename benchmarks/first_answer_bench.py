@@ -12,7 +12,7 @@ the floor no ingest can beat, and replays the ingest's runs with every asset bod
 log it splits each step into compute (step start to its first materialization event) and Dagster bookkeeping (the rest of the step: one
 planned and one materialized event per partition, and the run launch around the steps).
 
-Last line: `first_recall_s=<s> embed_only_s=<e> ratio=<e/s> dagster_share=<share>` (issue 12's goal:
+Last line: `first_recall_s=<s> embed_only_s=<e> ratio=<e/s> dagster_share=<share>` (goal:
 ratio ≥ 0.7, dagster_share ≤ 0.10).
 """
 

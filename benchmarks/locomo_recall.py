@@ -42,8 +42,8 @@ Two levels, read off the same ranking of every system:
   turns, and the share of the evidence sessions among the first k sessions. This is the figure to
   set beside a published session R@10 (MiniLM 0.914, 0.947 with a bge reranker); a session none of
   whose turns is in the top 100 counts as missed.
-Conversations 26, 30 and 41 are the dev conversations the fusion weights were tuned on (before issue
-15 and again on 2026-11-27); the other seven were never looked at for tuning. The table gives
+Conversations 26, 30 and 41 are the dev conversations the fusion weights were tuned on; the other
+seven are never looked at for tuning. The table gives
 turn recall@k on each split (`dev`, `held-out`) beside the overall figures.
 The table averages over questions (per category and overall). Latency is wall time per
 question around the retrieval call, in-process, after a warm-up query, with torch pinned to
