@@ -528,8 +528,16 @@ def build_parser() -> argparse.ArgumentParser:
     from truffle_assets.runtime.serve import add_serve_command
 
     add_runtime_commands(sub)  # ask, chat
-    add_serve_command(sub)  # serve: OpenAI-compatible API + web page, embedded llama.cpp when no endpoint
+    # serve: OpenAI-compatible API + web page, embedded llama.cpp when no endpoint; /api/forget runs the pipeline's
+    add_serve_command(sub, forgetter=_pipeline_forgetter)
     return p
+
+
+def _pipeline_forgetter(data_dir: Path):
+    """The pipeline's forget for `truffle serve`'s `/api/forget` (the runtime never imports the pipeline)."""
+    from truffle_assets.defs.forget.forgetter import PipelineForgetter
+
+    return PipelineForgetter(data_dir)
 
 
 def _interrupt(signum, frame) -> None:

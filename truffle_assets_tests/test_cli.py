@@ -110,3 +110,22 @@ def test_train_quants_reach_the_gguf_asset():
 
     assert quants("--quants", "q8_0").quants == ["q8_0"]
     assert quants().quants == GGUFConfig().quants  # the asset's own default unless asked
+
+
+def test_serve_wires_the_pipelines_forget_into_the_api(tmp_path):
+    """`truffle serve` (and `truffle up`, which starts it) hands `/api/forget` the pipeline's forget
+    for the data root it serves; the runtime's own parser leaves it unwired."""
+    import argparse
+
+    from truffle_assets.cli import build_parser
+    from truffle_assets.defs.forget.forgetter import PipelineForgetter
+    from truffle_assets.runtime.forget_api import Forgetter
+    from truffle_assets.runtime.serve import add_serve_command
+
+    args = build_parser().parse_args(["serve"])
+    forgetter = args.forgetter(tmp_path)
+    assert isinstance(forgetter, PipelineForgetter) and isinstance(forgetter, Forgetter)
+    assert forgetter.db_path == tmp_path / "memory.duckdb"
+    bare = argparse.ArgumentParser().add_subparsers()
+    add_serve_command(bare)
+    assert bare.choices["serve"].parse_args([]).forgetter is None

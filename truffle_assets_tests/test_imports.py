@@ -3,11 +3,18 @@ a function (a function-level import is a dependency all the same; it only runs l
 
 The graph is read from the source with `ast`, so it is the same whatever a test session has
 already imported. Imports under `if TYPE_CHECKING:` never run and are left out, and so is a
-module's edge to its own parent packages (Python imports those first, always)."""
+module's edge to its own parent packages (Python imports those first, always).
+
+The chat runtime never imports the pipeline (docs/runtime_contracts.md): no `dagster*` package and
+nothing under `truffle_assets.defs`, neither on any import path the source shows nor in a fresh
+interpreter after importing each runtime module."""
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import truffle_assets
@@ -117,3 +124,58 @@ def test_the_graph_sees_function_level_imports():
 
 def test_no_module_import_cycle():
     assert cycles(import_graph()) == []
+
+
+# ---- what the runtime may load ------------------------------------------------------------------------
+
+PIPELINE = ("dagster", f"{PACKAGE.name}.defs", f"{PACKAGE.name}.definitions")
+
+
+def _pipeline(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") or name.startswith(p + "_") for p in PIPELINE)
+
+
+def reachable(graph: dict[str, set[str]], start: set[str]) -> set[str]:
+    seen, todo = set(start), list(start)
+    while todo:
+        for w in graph.get(todo.pop(), ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_no_runtime_code_path_reaches_the_pipeline():
+    """Every module the runtime imports, at any depth and inside any function, is outside `defs` and
+    imports no `dagster*` package itself."""
+    graph, files = import_graph(), module_files()
+    runtime = {m for m in graph if m == f"{PACKAGE.name}.runtime" or m.startswith(f"{PACKAGE.name}.runtime.")}
+    assert len(runtime) > 20
+    bad = {}
+    for m in sorted(reachable(graph, runtime)):
+        names = _imported(m, files[m])
+        if _pipeline(m) or any(_pipeline(n) for n in names):
+            bad[m] = sorted(n for n in names if _pipeline(n)) or [m]
+    assert bad == {}
+
+
+def test_importing_any_runtime_module_loads_no_dagster():
+    """Each module under runtime/, imported one by one in a fresh interpreter: after each, no
+    `dagster*` and no `truffle_assets.defs*` module is loaded."""
+    code = f"""
+import importlib, json, pkgutil, sys
+import {PACKAGE.name}.runtime as runtime
+PIPELINE = {PIPELINE!r}
+def pipeline(n):
+    return any(n == p or n.startswith(p + ".") or n.startswith(p + "_") for p in PIPELINE)
+names = [runtime.__name__] + [m.name for m in pkgutil.walk_packages(runtime.__path__, runtime.__name__ + ".")]
+loaded = {{}}
+for name in names:
+    importlib.import_module(name)
+    loaded[name] = sorted(m for m in sys.modules if pipeline(m))
+print(json.dumps(loaded))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(loaded) > 20 and f"{PACKAGE.name}.runtime.forget_api" in loaded
+    assert {m: v for m, v in loaded.items() if v} == {}

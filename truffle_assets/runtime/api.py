@@ -235,10 +235,12 @@ def _model_name(service: Any) -> str:
 
 # ---- the app ----------------------------------------------------------------------------------------
 
-def create_app(service: Any, token: str | None = None, limits: ApiLimits | None = None) -> FastAPI:
+def create_app(service: Any, token: str | None = None, limits: ApiLimits | None = None,
+               forgetter: forget_api.Forgetter | None = None) -> FastAPI:
     """The FastAPI app over `service` (a `runtime.service.ChatService`). `token`: bearer token that
     every API endpoint requires (the page's static files stay public so the page can ask for it).
-    `limits`: body and question sizes (default: `service.config.api`, else `ApiLimits()`)."""
+    `limits`: body and question sizes (default: `service.config.api`, else `ApiLimits()`). `forgetter`:
+    the pipeline's forget behind `/api/forget` (`forget_api.Forgetter`; without one those routes answer 503)."""
     app = FastAPI(title="truffle", version="0.1", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
     if limits is None:
@@ -355,7 +357,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
                            "fact_not_found")
         return jsonable_encoder(found)
 
-    forget_api.register(app, service, ApiError)  # POST/GET /api/forget
+    forget_api.register(app, ApiError, forgetter)  # POST/GET /api/forget
 
     register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
 

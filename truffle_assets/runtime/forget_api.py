@@ -1,21 +1,37 @@
 """`POST /api/forget` and `GET /api/forget`: the inspector's forget buttons, the same forget as the CLI.
 
-A forget rebuilds the days that held the item, so a request can take tens of seconds; one runs at
-a time (the store has one writer anyway). The memory read by this server is the one the forget
-republishes: the runtime reads `latest.json` afresh, so the next answer no longer sees it.
+Forgetting rebuilds the days that held the item, which is the pipeline's work; the runtime never
+imports the pipeline. The app is given a `Forgetter` at construction (`create_app(...,
+forgetter=...)`; `truffle serve` wires in the pipeline's, `defs.forget.forgetter.PipelineForgetter`),
+and without one both routes answer 503. A forget can take tens of seconds; one runs at a time (the
+store has one writer anyway). The memory read by this server is the one the forget republishes: the
+runtime reads `latest.json` afresh, so the next answer no longer sees it.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
 KINDS = Literal["chat", "message", "fact", "before", "contains"]
+NOT_WIRED = ("forgetting runs through the pipeline, and this server was started without it: "
+             "use `truffle forget`, or serve with `truffle serve` (which wires the pipeline's forget in)")
+
+
+@runtime_checkable
+class Forgetter(Protocol):
+    """What the forget routes hand to the pipeline.
+
+    `forget` raises LookupError when the memory holds no such chat, message or fact, and ValueError
+    when the request is not a valid forget; it returns `dry_run`, `kind`, `id`, `tombstone` and
+    `removed` (store -> count), plus `audit` once done. `tombstones` lists what was forgotten."""
+
+    def forget(self, kind: str, value: str, chat: str | None = None, *, dry_run: bool = False) -> dict[str, Any]: ...
+
+    def tombstones(self) -> list[dict[str, Any]]: ...
 
 
 class ForgetRequest(BaseModel):
@@ -26,37 +42,27 @@ class ForgetRequest(BaseModel):
     dry_run: bool = False
 
 
-def register(app: FastAPI, service: Any, api_error: type[Exception]) -> None:
+def register(app: FastAPI, api_error: type[Exception], forgetter: Forgetter | None = None) -> None:
     lock = threading.Lock()
 
-    def data_dir() -> Path:
-        return Path(service.config.published_dir).parent  # published/ sits in the data root
+    def wired() -> Forgetter:
+        if forgetter is None:
+            raise api_error(503, NOT_WIRED, "service_unavailable", "forget_not_wired")
+        return forgetter
 
     @app.post("/api/forget")
     def forget_item(body: ForgetRequest) -> dict[str, Any]:
-        import dagster as dg
-
-        from truffle_assets.defs.forget.runner import NothingToForget, forget
-        from truffle_assets.ingest.tombstones import TombstoneError
-
-        root = data_dir()
+        pipeline = wired()
         with lock:
-            # with a local instance (`truffle up` sets DAGSTER_HOME) the UI shows the forget's runs
-            instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") and not body.dry_run else None
             try:
-                out = forget(body.kind, body.id, body.chat, exports_dir=root / "exports",
-                             db_path=root / "memory.duckdb", instance=instance, dry_run=body.dry_run)
-            except NothingToForget as exc:
+                out = pipeline.forget(body.kind, body.id, body.chat, dry_run=body.dry_run)
+            except LookupError as exc:
                 raise api_error(404, str(exc), "not_found_error", "not_found") from exc
-            except TombstoneError as exc:
+            except ValueError as exc:
                 raise api_error(400, str(exc), "invalid_request_error", "invalid_forget", "id") from exc
         return {"dry_run": out["dry_run"], "kind": out["kind"], "id": out["id"], "tombstone": out["tombstone"],
                 "removed": out["removed"], **({"audit": out["audit"]} if "audit" in out else {})}
 
     @app.get("/api/forget")
     def list_tombstones() -> dict[str, Any]:
-        from truffle_assets.defs.forget.runner import tombstones
-
-        items = tombstones(data_dir() / "memory.duckdb").load()
-        return {"tombstones": [{"tombstone": t.id, "kind": t.kind, "what": t.describe(), "added_at": t.added_at,
-                                "done": t.done} for t in items]}
+        return {"tombstones": wired().tombstones()}

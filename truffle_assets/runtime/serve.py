@@ -9,7 +9,9 @@ promotion, the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
 (Ctrl-C / SIGTERM included). Unless `--gguf` names the file, a later `truffle promote` or `truffle
 rollback` is served without a restart (`served_model.ServedModel`; `GET /api/health` names the
 model). A host other than loopback is refused without a bearer token, and a weak token
-(`limits.weak_token_reason`: under 16 characters or 8 distinct ones) on any host.
+(`limits.weak_token_reason`: under 16 characters or 8 distinct ones) on any host. The forget
+routes run the pipeline's forget when the caller hands one in (`forgetter`: the `truffle` command
+line passes the pipeline's; this module never imports the pipeline).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from truffle_assets.llm import server as llm_server
@@ -64,10 +67,11 @@ def _terminate_as_exit() -> Iterator[None]:
 
 
 def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | None = None, *,
-          n_ctx: int = 16_384, log_level: str = "info") -> None:
+          n_ctx: int = 16_384, log_level: str = "info", forgetter: Any = None) -> None:
     """Serve the chat API and page until interrupted; an embedded llama.cpp server lives exactly as
     long (`service.open_service`: the configured endpoint via `llm_server.resolve_endpoint`, else
-    llama.cpp on `endpoint.gguf`, the registry's active model or the Qwen2.5-Coder-0.5B GGUF)."""
+    llama.cpp on `endpoint.gguf`, the registry's active model or the Qwen2.5-Coder-0.5B GGUF).
+    `forgetter`: what `/api/forget` hands its work to (`forget_api.Forgetter`), else those routes answer 503."""
     import uvicorn
 
     from truffle_assets.runtime.api import create_app
@@ -91,15 +95,17 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
             keep = service.keeping()  # what this store keeps: the page shows the same line
             print(f"truffle: {keep.describe()} (in {service.config.store_dir}; change it on the page or with "
                   "`truffle logging`)", file=sys.stderr, flush=True)
-            uvicorn.run(create_app(service, token=token), host=host, port=port, log_level=log_level)
+            uvicorn.run(create_app(service, token=token, forgetter=forgetter), host=host, port=port, log_level=log_level)
 
 
 # ---- CLI ----------------------------------------------------------------------------------------------
 
-def add_serve_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_serve_command(subparsers: argparse._SubParsersAction,
+                      forgetter: Callable[[Path], Any] | None = None) -> argparse.ArgumentParser:
     """`truffle serve [--host --port --token]` plus the runtime's common options (`--published`,
     `--store`, `--base-url`, `--gguf`, `--n-ctx`, ...). The token may come from $TRUFFLE_API_TOKEN
-    instead (a command-line token is visible to other local users in the process list)."""
+    instead (a command-line token is visible to other local users in the process list).
+    `forgetter(data_dir)` builds the `/api/forget` handler for the data root being served."""
     from truffle_assets.runtime.cli import _add_common
 
     sp = subparsers.add_parser("serve", help="serve the chat API (OpenAI-compatible) and the web page")
@@ -107,7 +113,7 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> argparse.Argume
     sp.add_argument("--port", type=int, default=8800)
     sp.add_argument("--token", default=None, help=f"bearer token every API call must carry (default ${TOKEN_ENV})")
     _add_common(sp)
-    sp.set_defaults(func=cmd_serve)
+    sp.set_defaults(func=cmd_serve, forgetter=forgetter)
     return sp
 
 
@@ -119,7 +125,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
         check_bind(args.host, token)
-        serve(config_from_args(args), host=args.host, port=args.port, token=token, n_ctx=args.n_ctx)
+        config = config_from_args(args)
+        make = getattr(args, "forgetter", None)
+        forgetter = make(Path(config.published_dir).parent) if make else None  # published/ sits in the data root
+        serve(config, host=args.host, port=args.port, token=token, n_ctx=args.n_ctx, forgetter=forgetter)
     except (ServeError, llm_server.LlamaServerError, AuditFailed, SettingsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
