@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks.qa_eval --tuned data/models/runs/<run>/gguf/model-q8_0.gguf
     .venv/bin/python -m benchmarks.qa_eval --base-url https://openrouter.ai/api/v1 --model qwen/qwen3-30b-a3b-instruct-2507
     .venv/bin/python -m benchmarks.qa_eval --limit 10               # a quick look
-    .venv/bin/python -m benchmarks.qa_eval --sets dev2 --profile-by-question   # an opt-in runtime option, dev2
+    .venv/bin/python -m benchmarks.qa_eval --sets dev2                # the dev set, for choosing runtime settings
 
 Two memories, both built through the pipeline once (`ingest_all`, ephemeral Dagster instance):
 * the synthetic corpus of seed 7 (60K tokens, 10 chats; `evals.qa_memory`, the eval gate's QA
@@ -20,8 +20,7 @@ held out.
 
 Every question goes through `ChatService.ask` on `open_service`: guard, retrieval, budgets, the
 served model (an embedded llama.cpp server on each GGUF, with the embedded budget and sampling),
-recall rounds, citation checks, scrubbing (and with `--abstain-below t` the low-confidence gate,
-`RuntimeConfig.abstain_below`, off in the product: benchmarks/abstain_sweep.py). Scores per model (`evals.qa.score_answer`): accuracy,
+recall rounds, the answer repairs (`runtime.repairs`), scrubbing. Scores per model (`evals.qa.score_answer`): accuracy,
 cited share and citation precision over answerable questions, unsupported claims, secret leaks
 (any planted secret value in any answer), median latency. Last line:
 `qa_accuracy_base=<a0> qa_accuracy=<a> cited_share=<c> citation_precision=<p>` (the last three for
@@ -83,10 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--api-key", default=None)
     ap.add_argument("--budget", nargs="+", default=[], metavar="SECTION=TOKENS",
                     help="lower the compared model's prompt budget, e.g. raw=350 (the base keeps the default)")
-    ap.add_argument("--profile-by-question", action="store_true",
-                    help="both models with RuntimeConfig.profile_by_question on (off by default in the product)")
-    ap.add_argument("--abstain-below", type=float, default=None, metavar="P",
-                    help="both models with RuntimeConfig.abstain_below=P (the low-confidence gate; off in the product)")
     ap.add_argument("--label", default=None, help="the compared model's name in the output (default: tuned, or endpoint)")
     ap.add_argument("--limit", type=int, default=None, help="questions per set (every n-th, all kinds kept)")
     ap.add_argument("--sets", nargs="+", default=["synthetic", "natural"], choices=["synthetic", *ANNOTATED],
@@ -104,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from truffle_assets.llm.gguf import active_gguf, qwen_gguf
 
-    options = {"profile_by_question": True} if args.profile_by_question else {}
-    if args.abstain_below is not None:
-        options["abstain_below"] = args.abstain_below
+    options: dict = {}  # RuntimeConfig fields both models are asked with (none: the product's defaults)
     # the runtime's code, and any option that changes its answers: answers are alike only when both are
     runtime = runtime_fingerprint() + "".join(f"+{k}" if v is True else f"+{k}={v}" for k, v in sorted(options.items()))
     if args.base_from:  # checked before any memory is built
@@ -160,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def show(summary: dict, other_label: str, out: Path) -> None:
     print(f"\n{'':22}{'base':>10}{other_label:>10}")
-    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "abstained", "evidence_shown",
+    for k in ("questions", "accuracy", "cited_share", "citation_precision", "attributed", "evidence_shown",
               "correct_when_shown", "precise_in_reach", "unsupported", "leaks", "fallbacks",
               "median_ms", "p90_ms"):
         print(f"{k:22}{summary['base'].get(k)!s:>10}{summary[other_label].get(k)!s:>10}")

@@ -22,9 +22,7 @@ Modes (settable at any time through `.mode`):
 `responder` (body -> content str) overrides the ok content for other protocols (runtime tests).
 A request with `"stream": true` gets the content as `chat.completion.chunk` server-sent events, a
 few words each, `stream_delay_s` apart (a usage chunk too when `stream_options.include_usage`);
-`streams_cut` counts streams the client closed before the end. A request asking for `logprobs` gets
-one entry per word piece, its logprob `log(token_p(piece))` (`token_p` settable; default p = 0.9;
-None: an endpoint that serves no logprobs).
+`streams_cut` counts streams the client closed before the end.
 A down endpoint: `closed_port_url()` gives a base URL nobody listens on.
 """
 
@@ -32,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import socket
 import threading
@@ -101,7 +98,6 @@ class FakeLLM:
         self.delay_s = delay_s
         self.responder = responder
         self.stream_delay_s = 0.0
-        self.token_p: Callable[[str], float] | None = lambda piece: 0.9
         self.streams_cut = 0
         self.requests = 0
         self.in_flight = 0
@@ -181,7 +177,6 @@ class FakeLLM:
             self.max_in_flight = 0
             self.streams_cut = 0
             self.stream_delay_s = 0.0
-            self.token_p = lambda piece: 0.9
             self.bodies.clear()
             self._seen.clear()
 
@@ -200,21 +195,13 @@ class FakeLLM:
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the client gave up (timeout)
 
-    def _logprobs(self, body: dict, pieces: list[str]) -> dict:
-        """The `logprobs` field of a choice: per piece when the request asked for them, else nothing."""
-        if not body.get("logprobs") or self.token_p is None:
-            return {}
-        return {"logprobs": {"content": [{"token": p, "logprob": math.log(self.token_p(p)), "bytes": None,
-                                          "top_logprobs": []} for p in pieces]}}
-
     def _completion(self, body: dict, content: str) -> dict:
         prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         pt, ct = max(1, prompt_chars // 4), max(1, len(content) // 4)
         return {
             "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", self.model),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content},
-                         **self._logprobs(body, _PIECE.findall(content))}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }
 
@@ -223,8 +210,7 @@ class FakeLLM:
                 "model": body.get("model", self.model)}
         pieces = _PIECE.findall(content)
         events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
-        events += [{**base, "choices": [{"index": 0, "delta": {"content": "".join(pieces[i:i + 2])}, "finish_reason": None,
-                                         **self._logprobs(body, pieces[i:i + 2])}]}
+        events += [{**base, "choices": [{"index": 0, "delta": {"content": "".join(pieces[i:i + 2])}, "finish_reason": None}]}
                    for i in range(0, len(pieces), 2)]
         events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if (body.get("stream_options") or {}).get("include_usage"):

@@ -27,7 +27,6 @@ from langgraph.runtime import Runtime
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.attribution import attribute, without_self
-from truffle_assets.runtime.confidence import claim_confidence
 from truffle_assets.runtime.context import evidence_line
 from truffle_assets.runtime.dates import with_years
 from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
@@ -70,13 +69,6 @@ class Reply:
     model: str | None = None
     streamed: bool = False
     looped: bool = False               # generation was stopped where the reply started repeating
-    logprobs: list[tuple[str, float]] = field(default_factory=list)  # (token, logprob) when asked for
-
-
-def _token_logprobs(choice) -> list[tuple[str, float]]:
-    """(token, logprob) of a stream chunk's `logprobs.content`, if the endpoint sent any."""
-    content = getattr(getattr(choice, "logprobs", None), "content", None) or []
-    return [(t.token, t.logprob) for t in content if getattr(t, "token", None) is not None]
 
 
 def sampling(ctx: Context) -> dict:
@@ -99,11 +91,7 @@ def _complete(ctx: Context, state: State) -> Reply:
     graph's custom stream as it arrives and generation stops where the reply starts looping."""
     kwargs = dict(model=ctx.model, messages=state.prompt, temperature=state.temperature,
                   max_tokens=ctx.budget.answer, **sampling(ctx))
-    if ctx.logprobs:  # the chosen token's own probability is enough (llama.cpp sends none without top_logprobs)
-        kwargs.update(logprobs=True, top_logprobs=1)
-    # logprobs are always read off a stream: llama-cpp-python's cost the embedded model +10 s a turn
-    # non-streamed and +4 s streamed (measured; the deltas go nowhere unless `ctx.stream`)
-    if not ctx.stream and not ctx.logprobs:
+    if not ctx.stream:
         resp = _client(ctx).chat.completions.create(**kwargs)
         content = finish = None
         try:
@@ -126,7 +114,6 @@ def _complete(ctx: Context, state: State) -> Reply:
             for choice in chunk.choices or []:
                 reply.finish_reason = choice.finish_reason or reply.finish_reason
                 piece = getattr(choice.delta, "content", None) or ""
-                reply.logprobs += _token_logprobs(choice)
                 if piece and live.feed(piece) and ctx.loop_guard:
                     reply.looped, reply.finish_reason = True, "loop"
                     break
@@ -193,10 +180,7 @@ def answer_or_request_recall(state: State, runtime: Runtime[Context]) -> dict:
         return _fallback("malformed_output", parsed.error or "unparseable tool call", [step],
                          **base, raw_output=content)
     step["answered"] = True
-    conf = claim_confidence(reply.logprobs)
-    if conf:
-        step["confidence"] = conf
-    return {**base, "raw_output": content, "confidence": conf, "trace": [step]}
+    return {**base, "raw_output": content, "trace": [step]}
 
 
 # ---- finalize ---------------------------------------------------------------------------------------
@@ -236,12 +220,6 @@ def _profile_evidence(state: State, ctx: Context) -> list[dict]:
         return []
 
 
-def _unsure(state: State, ctx: Context) -> bool:
-    """The model gave its claim's weakest token less than `abstain_below` (a reply without logprobs stands)."""
-    conf = state.confidence
-    return ctx.abstain_below is not None and bool(conf) and conf["min_p"] < ctx.abstain_below
-
-
 def finalize(state: State, runtime: Runtime[Context]) -> dict:
     """The answer the user sees: checked citations, uncertainty labels, scrubbed secrets, freshness lines."""
     ctx = runtime.context
@@ -252,13 +230,10 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     dated: list[dict] = []
     self_named: list[str] = []
     fallback: dict = {}
-    abstained = not state.refused and not state.fallback and _unsure(state, ctx)
     if state.refused:
         body, cites, weak = state.answer, [], []
     elif state.fallback:
         body, cites, weak = _retrieval_only(state, ctx)
-    elif abstained:
-        body, cites, weak = text("low_confidence"), [], []
     else:
         body, invalid = clean_body(state.raw_output or "", shown)
         sources = {i: evidence_line(by_id[i])[2] for i in state.context_ids if i in by_id}
@@ -292,9 +267,9 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     fresh = [text("freshness_answer", chat=c, date=state.watermarks[c][:10]) for c in chats if c in state.watermarks]
     answer = body + ("\n\n" + "\n".join(fresh) if fresh else "")
     step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "attributed": attributed,
-            "dated": dated, "self_named": self_named, "abstained": abstained,
+            "dated": dated, "self_named": self_named,
             "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
     return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
             "items": list(by_id.values()),
             "attributed": attributed, "self_named": self_named, "uncertain": weak,
-            "freshness": fresh, "scrubbed": scrubbed, "abstained": abstained, "trace": [step], **fallback}
+            "freshness": fresh, "scrubbed": scrubbed, "trace": [step], **fallback}

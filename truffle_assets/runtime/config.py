@@ -60,10 +60,6 @@ class EndpointConfig(BaseModel):
     repeat_penalty: float | None = Field(None, ge=0.0, le=3.0)   # llama.cpp only
     stop: list[str] = Field(default_factory=list, max_length=4)
     loop_guard: bool = True   # cut a reply where it starts repeating itself (streaming: stop generating there)
-    # ask for the answer tokens' log-probabilities (the claim's confidence in the trace,
-    # `runtime.confidence`); asked anyway when `abstain_below` is set. Off by default: not every endpoint
-    # serves them, and llama-cpp-python's cost +4 s a turn on the embedded model
-    logprobs: bool | None = None
 
 
 class Policy(BaseModel):
@@ -93,21 +89,12 @@ class RuntimeConfig(BaseModel):
     k_raw: int = Field(40, ge=1, le=500)       # messages retrieved per question (before budgeting)
     k_recall: int = Field(15, ge=1, le=50)     # messages per recall search (a tool call's k wins, capped)
     fallback_quotes: int = Field(5, ge=1, le=20)  # evidence quotes in a retrieval-only answer
-    # the profile's facts ranked by closeness to the question (runtime.profile_rank): off by default, since
-    # on the held-out QA questions it cost the shipped model 3 questions and 0.08 citation precision (dev2
-    # +4; README, answer quality benchmark). A profile claim is cited to its fact's messages either way
-    # (`answer._profile_evidence`; on by default since the seventeenth session).
-    profile_by_question: bool = False
     # a "before X"/"after X" question shows the fact that held before (after) the fact naming X, with its
     # messages, and searches only that side of X's date (runtime.timeline)
     timeline: bool = True
     # a date the answer gives without its year ("on 21 January") takes it from the message cited beside it
     # (runtime.dates)
     date_years: bool = True
-    # "not in memory" instead of a claim whose weakest token the model gave less than this probability
-    # (`runtime.confidence`; an endpoint that sends no logprobs withholds nothing). None, the default:
-    # every claim stands. 0.35 won on validation questions and lost on held-out ones (README, answer quality)
-    abstain_below: float | None = Field(None, gt=0.0, lt=1.0)
     retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
     api: ApiLimits = Field(default_factory=ApiLimits)  # HTTP body and question size limits (runtime.limits)
 
@@ -125,7 +112,7 @@ class RuntimeConfig(BaseModel):
     def from_env(cls, **overrides) -> RuntimeConfig:
         """Defaults + `TRUFFLE_LLM_BASE_URL` / `TRUFFLE_LLM_MODEL` / `TRUFFLE_LLM_API_KEY` +
         `TRUFFLE_PUBLISHED_DIR` / `TRUFFLE_RUNTIME_DIR` + `TRUFFLE_API_MAX_BODY_BYTES` /
-        `TRUFFLE_API_MAX_QUESTION_CHARS` + `TRUFFLE_PROFILE_BY_QUESTION=1`, then explicit overrides. (`TRUFFLE_LOG` and
+        `TRUFFLE_API_MAX_QUESTION_CHARS`, then explicit overrides. (`TRUFFLE_LOG` and
         `TRUFFLE_RETENTION_DAYS` are read by `keeping()`, beneath the person's saved choice.)"""
         env = os.environ
         data: dict = {}
@@ -140,7 +127,5 @@ class RuntimeConfig(BaseModel):
         api = {k: env[v] for k, v in (("max_body_bytes", BODY_ENV), ("max_question_chars", QUESTION_ENV)) if env.get(v)}
         if api:
             data["api"] = api
-        if env.get("TRUFFLE_PROFILE_BY_QUESTION", "").strip().lower() in ("1", "true", "yes", "on"):
-            data["profile_by_question"] = True
         data.update(overrides)
         return cls.model_validate(data)

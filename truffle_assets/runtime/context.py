@@ -6,9 +6,8 @@ freshness per chat, recall notes, profile, summaries) and `Retrieved messages:` 
 `[msg:<id>] <author> (<day sent>): <text>` lines, then the earlier turns and the question. Every section is
 fitted to its token budget with the served model's tokenizer, dropping the lowest-priority entries
 first (evidence: the latest recall's messages first, then by retrieval score; profile: facts a
-recall asked for, then by closeness to the question with `profile_by_question`, else the core facts
-(name, home, employer, title, partner) and then by confidence, past facts last; `profile_rank`), then
-the whole prompt + the reserved
+recall asked for, then the core facts (name, home, employer, title, partner) and then by confidence,
+past facts last; `standing`), then the whole prompt + the reserved
 answer is held under the hard cap by shrinking earlier turns first, then summaries, the profile and
 the raw evidence last. The question is cut only when it alone is over the dialogue budget, never to
 meet the cap: a prompt still over the cap then is reported by the answer node (`context_overflow`).
@@ -26,7 +25,6 @@ from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.prompt import context_block, message_line, speaker
 from truffle_assets.ids import shown_fact_id
-from truffle_assets.runtime.profile_rank import standing
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written, emojize
 from truffle_assets.runtime.prompts import system_prompt, text
@@ -34,6 +32,16 @@ from truffle_assets.runtime.state import Context, State, elapsed_ms
 from truffle_assets.runtime.tokens import TokenCounter
 
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+
+# Who the user is now comes first, then the most confident facts: by confidence alone the profile
+# section can show the name, the home, a brother and a favourite sport and not "Works at", and "Where
+# do I work now?" is then answered with an old job.
+CORE = frozenset({"name", "lives_in", "employer", "job", "partner"})
+
+
+def standing(entry: dict) -> float:
+    """A current profile fact's place in the profile section: the core facts above every other."""
+    return float(entry.get("confidence") or 0.0) + (1.0 if entry.get("predicate") in CORE else 0.0)
 
 
 def counter_for(ctx: Context) -> TokenCounter:
@@ -115,12 +123,9 @@ def _cut(e: _Entry, line: str) -> _Entry | None:
     return replace(e, line=prefix + cut, triple=(mid, author, cut, day))
 
 
-def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[str, float] | None = None
-                     ) -> list[_Entry]:
-    """Fact lines with their priority: facts a recall asked for, then the profile's facts by `relevance`
-    to the question (id -> cosine; past facts only if the map has them, i.e. the question is about the
-    past, a little below an equally close current one), or without it by `profile_rank.standing` (the
-    core facts, then confidence) with past facts below the people."""
+def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
+    """Fact lines with their priority: facts a recall asked for, then the profile's facts by `standing`
+    (the core facts, then confidence), past facts below the people."""
     out: list[_Entry] = []
     for i, f in enumerate(facts):  # asked for by get_fact: kept first
         status = "current" if not f.get("valid_to") else f"until {str(f['valid_to'])[:10]}"
@@ -136,18 +141,14 @@ def _profile_entries(profile: dict | None, facts: list[dict], relevance: dict[st
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
             line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_fact_id(e.get('id'))}{since})"
-            score = relevance.get(str(e.get("id")), 0.0) if relevance else standing(e)
-            out.append(_Entry((1, score, -n), (1, n), line, fact=str(e.get("id"))))
+            out.append(_Entry((1, standing(e), -n), (1, n), line, fact=str(e.get("id"))))
             n += 1
     for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one
         line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
         out.append(_Entry((0, 0.5, -k), (1, n + k), line))
     for j, p in enumerate(profile.get("previously") or []):
-        if relevance and str(p.get("id")) not in relevance:
-            continue  # ranked by the question, and the question is not about the past
         line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {shown_fact_id(p.get('id'))})"
-        prio = (1, relevance.get(str(p.get("id")), 0.0) - 0.05, -j) if relevance else (0, 0.0, -j)
-        out.append(_Entry(prio, (2, j), line, ref="previously", fact=str(p.get("id"))))
+        out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously", fact=str(p.get("id"))))
     return out
 
 
@@ -223,7 +224,7 @@ def compose_context(state: State, runtime: Runtime[Context]) -> dict:
     system = system_prompt()
     today = date.fromisoformat(state.today) if state.today else date.today()
     uncertain = {i["message_id"] for i in state.items if i.get("uncertain")}
-    p_entries = _profile_entries(state.profile, state.facts, state.profile_relevance)
+    p_entries = _profile_entries(state.profile, state.facts)
     s_entries = _summary_entries(state.summaries)
     r_entries = _evidence_entries(state.items, counter)
     left = state.max_recalls - state.recall_count

@@ -4,8 +4,7 @@ gather the question's evidence from them before the first model call.
 * `read_json_cached`, `fetch_messages`, `load_facts` are shared with `ChatService` (the memory
   inspector): `latest.json` → LanceDB, `profile.json`, `facts.json` — never the pipeline's DuckDB.
 * `retrieve_summaries` runs the one hybrid retrieval of the question (`retrieval.retrieve`, which
-  searches summaries first and expands the best into their messages) and keeps the summary hits,
-  and measures how close each profile fact is to the question (`profile_rank`);
+  searches summaries first and expands the best into their messages) and keeps the summary hits;
   `retrieve_raw` turns its message hits into the evidence pool.
 """
 
@@ -19,7 +18,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.runtime import profile_rank, timeline
+from truffle_assets.runtime import timeline
 from truffle_assets.runtime.prompts import text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 
@@ -159,10 +158,6 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
         step = {"step": "retrieve_summaries", "error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}
         return {"trace": [step]}
-    try:
-        relevance = profile_rank.relevance(state.profile, state.question, idx.embedder) if ctx.profile_by_question else {}
-    except Exception:  # noqa: BLE001 - without it the profile is ranked by confidence, as before
-        relevance = {}
     summaries = [s.model_dump(mode="json") for s in pack.summaries]
     candidates = [i.model_dump(mode="json", exclude={"components"}) | {"round": 0} for i in pack.items]
     facts: list[dict] = []
@@ -182,7 +177,7 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
                             "facts": [fid for fid, _ in res.neighbours], "bound": str(res.bound) if res.bound else None}
     step["ms"] = elapsed_ms(t0)
     return {"summaries": summaries, "candidates": candidates, "watermarks": dict(pack.watermarks),
-            "participants": participants, "profile_relevance": relevance, "facts": facts, "recall_notes": notes, "trace": [step]}
+            "participants": participants, "facts": facts, "recall_notes": notes, "trace": [step]}
 
 
 def retrieve_raw(state: State, runtime: Runtime[Context]) -> dict:

@@ -13,12 +13,20 @@ from datetime import datetime, time as dtime
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.runtime.profile_rank import fact_lines
 from truffle_assets.runtime.prompts import text
 from truffle_assets.runtime.published import fetch_messages, find_fact, item_from_row, load_facts
 from truffle_assets.runtime.state import MAX_GET_MESSAGES, Context, RecallIntent, State, elapsed_ms
 
 MAX_CALLS_PER_RECALL = 3
+
+
+def profile_fact_ids(profile: dict | None) -> set[str]:
+    """The ids of a published profile's current and past facts: a shortened fact id the prompt showed
+    is read as the profile's fact first (`published.find_fact`)."""
+    if not profile:
+        return set()
+    current = {str(e.get("id")) for entries in (profile.get("facts") or {}).values() for e in entries or []}
+    return current | {str(p.get("id")) for p in profile.get("previously") or [] if str(p.get("text") or "").strip()}
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
@@ -57,7 +65,7 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                         new.append(r["message_id"])
                     pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "recall")
             elif intent.tool == "get_fact":
-                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), {i for i, _ in fact_lines(state.profile)})
+                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), profile_fact_ids(state.profile))
                 if found is None:
                     error = f"no fact {intent.fact_id}"
                 else:

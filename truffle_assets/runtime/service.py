@@ -199,12 +199,11 @@ class ChatService:
             temperature=cfg.endpoint.temperature if temperature is None else temperature,
             frequency_penalty=cfg.endpoint.frequency_penalty, presence_penalty=cfg.endpoint.presence_penalty,
             repeat_penalty=cfg.endpoint.repeat_penalty, stop=tuple(cfg.endpoint.stop),
-            loop_guard=cfg.endpoint.loop_guard, abstain_below=cfg.abstain_below,
-            logprobs=bool(cfg.endpoint.logprobs) or cfg.abstain_below is not None,
+            loop_guard=cfg.endpoint.loop_guard,
             tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
             max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
             allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
-            profile_by_question=cfg.profile_by_question, timeline=cfg.timeline, date_years=cfg.date_years,
+            timeline=cfg.timeline, date_years=cfg.date_years,
             # a retrieval trace is about a turn: only when transcripts are kept, the question's text only with content
             retrieval_log=str(retrieval_log_path(cfg.store_dir)) if trace_log else None,
             retrieval_log_text=keep.keeps_content)
@@ -233,8 +232,8 @@ class ChatService:
                    *, temperature: float | None = None, today: date | str | None = None) -> Iterator[dict]:
         """`ask`, as it happens: `{"delta": text}` events while the model writes the answer (settled
         text only: cleaned, scrubbed, never a tool call), then `{"turn": TurnResult}`. The deltas
-        are a prefix of the final answer unless the turn fell back after prose had been sent, or its
-        claim was withheld for low confidence (`abstain_below`): then `turn.answer` replaces them.
+        are a prefix of the final answer unless the turn fell back after prose had been sent: then
+        `turn.answer` replaces them.
         The question is checked before this returns."""
         return self._turn(messages, conversation_id, reroll_of, temperature, today, live=True)
 
@@ -285,8 +284,7 @@ class ChatService:
             "context_ids": out.get("context_ids", []), "profile_shown": out.get("profile_shown", []),
             "dropped": out.get("dropped", {}),
             "invalid_citations": out.get("invalid_citations", []), "attributed": out.get("attributed", []),
-            "self_named": out.get("self_named", []), "confidence": out.get("confidence"),
-            "abstained": bool(out.get("abstained")),
+            "self_named": out.get("self_named", []),
             "scrubbed": out.get("scrubbed", []), "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
             "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
             "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,

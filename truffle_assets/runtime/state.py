@@ -38,8 +38,6 @@ class Context:
     stop: tuple[str, ...] = ()
     stream: bool = False                     # answer text goes to the graph's custom stream as generated
     loop_guard: bool = True                  # cut a reply where it starts repeating (off only to measure it)
-    logprobs: bool = False                   # ask for the reply's token log-probabilities (the claim's confidence)
-    abstain_below: float | None = None       # "not in memory" below this weakest-claim-token probability
     tokenizer: str | None = None             # GGUF / HF tokenizer folder of the served model
     tokenizer_proxy_for: str | None = None   # set when counting for a remote model with a local tokenizer
     budget: Budget = field(default_factory=Budget)
@@ -48,7 +46,6 @@ class Context:
     k_recall: int = 15
     allow_secrets: bool = False
     fallback_quotes: int = 5
-    profile_by_question: bool = False        # rank profile facts by the question (not by core facts, then confidence)
     timeline: bool = True                    # resolve "before X"/"after X" against the facts' order (runtime.timeline)
     date_years: bool = True                  # a yearless date in the answer takes its cited message's year (runtime.dates)
     retrieval_log: str | None = None
@@ -74,7 +71,6 @@ class State(InputState):
     refused_kind: str | None = None
     refused: bool = False
     profile: dict | None = None                             # the published profile blob
-    profile_relevance: dict[str, float] = field(default_factory=dict)  # fact id -> cosine to the question
     facts: list[dict] = field(default_factory=list)         # facts fetched by get_fact recalls
     summaries: list[dict] = field(default_factory=list)
     candidates: list[dict] = field(default_factory=list)    # message hits of the question's retrieval
@@ -94,8 +90,6 @@ class State(InputState):
     trace: Annotated[list[dict], operator.add] = field(default_factory=list)  # nodes append their steps
     llm_calls: int = 0
     raw_output: str | None = None
-    confidence: dict | None = None                          # the claim's token probabilities (runtime.confidence)
-    abstained: bool = False                                 # the claim was replaced by "not in memory" (abstain_below)
     served_model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     answer: str = ""

@@ -55,10 +55,6 @@ def test_base_answers_from_another_runtime_are_refused(tmp_path, capsys, monkeyp
     assert "ask the base again" in capsys.readouterr().err
     assert not (tmp_path / "stores").exists()  # refused before any memory was built or model asked
     monkeypatch.undo()
-    with pytest.raises(SystemExit):  # asked without the opt-in profile option: other prompts than with it
-        qa_eval(["--base-from", str(earlier), "--profile-by-question", "--tuned", str(tmp_path / "m.gguf"),
-                 "--work", str(tmp_path)])
-    assert "+profile_by_question: ask the base again" in capsys.readouterr().err
     earlier.write_text(json.dumps({"models": {"base": {}}, "summary": {}, "rows": {"base": []}}))
     with pytest.raises(SystemExit):  # a results file from before runtimes were recorded
         qa_eval(["--base-from", str(earlier), "--tuned", str(tmp_path / "m.gguf"), "--work", str(tmp_path)])

@@ -236,48 +236,15 @@ def test_question_over_the_dialogue_budget_is_truncated_after_the_history(qwen_t
     assert out["tokens"]["dialogue"] == qwen_tokens.message_overhead("user") + qwen_tokens.count(asked) <= dialogue
 
 
-def test_the_questions_own_facts_are_kept_over_more_confident_ones(qwen_tokens, tmp_path):
-    # the profile's room holds a few facts: ranked by confidence, the question's fact (the least
-    # confident here) and the past one it needs were dropped; ranked by closeness they are kept
-    profile = _profile(30)
-    profile["facts"]["work"] = [{"id": "w1", "text": "Works at: Northwind", "confidence": 0.0}]
-    profile["previously"].append({"id": "w0", "text": "Works at: Zentrix", "until": "2022-07-11"})
-    by_confidence, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
-    assert "Works at" not in _context(by_confidence)
-    relevance = {"w1": 0.71, "w0": 0.69} | {f"f{i}": 0.1 for i in range(30)} | {"p0": 0.2}
-    out, _ = _compose(_state(profile=profile, profile_relevance=relevance), qwen_tokens, tmp_path, profile=60)
-    ctx = _context(out)
-    assert "- Works at: Northwind (work, fact w1)" in ctx
-    # the past employer is shown as past, under its own header, after the current facts
-    assert ctx.index("Works at: Northwind") < ctx.index(text("profile_previously")) < ctx.index("Works at: Zentrix")
-    assert out["dropped"]["profile"] > 0 and out["tokens"]["profile"] <= 60
-    # a question not about the past is ranked without the past facts, and none is shown
-    present = {k: v for k, v in relevance.items() if k not in ("w0", "p0")}
-    out, _ = _compose(_state(profile=profile, profile_relevance=present), qwen_tokens, tmp_path, profile=200)
-    assert "Works at: Northwind" in _context(out) and text("profile_previously") not in _context(out)
-    assert "w0" not in out["profile_shown"]
-
-
-def test_without_the_question_who_the_user_is_now_comes_first(qwen_tokens, tmp_path):
-    # the same low-confidence employer, now marked as what it is: a core fact outranks 30 confident
-    # ones; a hobby as unsure as it is does not
+def test_who_the_user_is_now_comes_first(qwen_tokens, tmp_path):
+    # a low-confidence employer marked as what it is: a core fact outranks 30 confident ones; a hobby
+    # as unsure as it is does not
     profile = _profile(30)
     profile["facts"]["work"] = [{"id": "w1", "text": "Works at: Northwind", "predicate": "employer", "confidence": 0.6}]
     profile["facts"]["hobby"] = [{"id": "h1", "text": "Hobby: chess", "predicate": "hobby", "confidence": 0.6}]
     out, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
     assert "- Works at: Northwind (work, fact w1)" in _context(out) and "Hobby: chess" not in _context(out)
     assert out["dropped"]["profile"] > 0
-
-
-def test_profile_by_question_is_opt_in_through_the_environment(monkeypatch):
-    from truffle_assets.runtime.config import RuntimeConfig
-
-    monkeypatch.delenv("TRUFFLE_PROFILE_BY_QUESTION", raising=False)
-    assert RuntimeConfig.from_env().profile_by_question is False
-    monkeypatch.setenv("TRUFFLE_PROFILE_BY_QUESTION", "1")
-    assert RuntimeConfig.from_env().profile_by_question is True
-    monkeypatch.setenv("TRUFFLE_PROFILE_BY_QUESTION", "0")
-    assert RuntimeConfig.from_env().profile_by_question is False
 
 
 def test_profile_lines_show_a_short_fact_id(qwen_tokens, tmp_path):

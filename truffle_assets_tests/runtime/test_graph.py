@@ -207,7 +207,7 @@ def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
                  if value.lower() not in i.text.lower())
     state = State(question="Where do I live now?", items=[other], context_ids=[other["message_id"]],
                   profile_shown=[fact["fact_id"]], raw_output=f"You live in {value} [msg:{other['message_id']}].")
-    run = Runtime(context=Context(published_dir=str(memory)))  # the default runtime, not only profile_by_question
+    run = Runtime(context=Context(published_dir=str(memory)))
     out = finalize(state, run)
     assert out["citations"] == [said["message_id"]]
     assert out["attributed"] == [{"change": "repointed", "from": [other["message_id"]], "to": said["message_id"],

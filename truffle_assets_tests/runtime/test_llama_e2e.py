@@ -25,13 +25,6 @@ def test_turn_on_an_embedded_llama_cpp_server(memory, tmp_path, tiny_gguf):
         # streamed, with the embedded anti-repetition sampling: llama.cpp's server takes the knobs
         ep = svc.config.endpoint
         assert ep.repeat_penalty == 1.15 and ep.frequency_penalty == 0.3 and ep.stop and ep.timeout_s == 60
-        # the server gives one log-probability per generated token (the claim's confidence, asked for
-        # when `abstain_below` is set)
-        resp = svc.endpoint.client().chat.completions.create(
-            model=svc.endpoint.model, messages=[{"role": "user", "content": "hello"}], max_tokens=8,
-            logprobs=True, top_logprobs=1)
-        lps = resp.choices[0].logprobs.content
-        assert len(lps) == resp.usage.completion_tokens > 0 and all(t.logprob <= 0 for t in lps)
         events = list(svc.ask_stream([{"role": "user", "content": "What did Priya say about the trip?"}]))
     streamed = events[-1]["turn"]
     step = [s for s in streamed.trace["steps"] if s["step"] == "answer_or_request_recall"][0]
