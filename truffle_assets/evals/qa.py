@@ -87,8 +87,6 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
                      "answer": turn.body, "citations": turn.citations, "fallback": turn.fallback,
                      "refused": turn.refused, "ms": round(ms), "prompt_tokens": turn.tokens.get("prompt"),
                      "attributed": len(turn.trace.get("attributed") or []),
-                     # the claim's token probabilities (runtime.confidence) and whether it was withheld
-                     "confidence": turn.trace.get("confidence"), "abstained": bool(turn.trace.get("abstained")),
                      # retrieval's part: was a message that states the fact in the prompt at all?
                      "evidence_shown": bool(set(q.evidence) & set(turn.trace.get("context_ids") or [])),
                      # and could a citation be precise at all (`precise_in_reach`)?
@@ -130,8 +128,6 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "fallbacks": sum(bool(r["fallback"]) for r in rows),
         # answers whose citations finalize re-pointed or added (`runtime.attribution`), not the model
         "attributed": sum(bool(r.get("attributed")) for r in ans),
-        # claims the runtime withheld as "not in memory" for the model's low confidence (abstain_below)
-        "abstained": sum(bool(r.get("abstained")) for r in rows),
         "evidence_shown": sum(bool(r.get("evidence_shown")) for r in ans),
         "correct_when_shown": sum(bool(r.get("evidence_shown")) and r["correct"] for r in ans),
         # answerable questions where a precise citation was possible at all (absent from older files)
