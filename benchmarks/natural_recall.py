@@ -52,7 +52,7 @@ def settings():
 def recall(work: Path, name: str, weights: dict) -> dict:
     """(questions, recall@K, any@K) per weight setting on one set, its memory built under `work` once."""
     from truffle_assets.evals.questions import natural_questions
-    from truffle_assets.evals.qa_memory import annotated_memory
+    from truffle_assets.defs.eval.qa_memory import annotated_memory
     from truffle_assets.retrieval import open_index, retrieve
 
     published, ann, line_ids = annotated_memory(SETS[name], work / name)

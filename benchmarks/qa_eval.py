@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.corpus import WORK  # noqa: E402
 from truffle_assets import paths  # noqa: E402
-from truffle_assets.evals.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
+from truffle_assets.defs.eval.qa_memory import TODAY, annotated_memory, qa_memory  # noqa: E402
 from truffle_assets.evals.qa import ask_endpoint, runtime_fingerprint, summarize_rows  # noqa: E402
 from truffle_assets.evals.questions import (Question, natural_questions, spread, states_key,  # noqa: E402
                                             synthetic_questions)

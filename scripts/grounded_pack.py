@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--today", default="2024-12-31")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
-    from truffle_assets.evals.qa_memory import annotated_memory, qa_memory
+    from truffle_assets.defs.eval.qa_memory import annotated_memory, qa_memory
     from truffle_assets.runtime.config import Budget, RuntimeConfig
     from truffle_assets.runtime.service import EMBEDDED_BUDGET, ChatService
 

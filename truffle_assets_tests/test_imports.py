@@ -5,9 +5,9 @@ The graph is read from the source with `ast`, so it is the same whatever a test 
 already imported. Imports under `if TYPE_CHECKING:` never run and are left out, and so is a
 module's edge to its own parent packages (Python imports those first, always).
 
-The chat runtime never imports the pipeline (docs/runtime_contracts.md): no `dagster*` package and
-nothing under `truffle_assets.defs`, neither on any import path the source shows nor in a fresh
-interpreter after importing each runtime module."""
+The chat runtime never imports the pipeline (docs/runtime_contracts.md), and neither does any other
+plain logic package: no `dagster*` package and nothing under `truffle_assets.defs`, neither on any
+import path the source shows nor (runtime, evals) in a fresh interpreter after importing each module."""
 
 from __future__ import annotations
 
@@ -126,6 +126,20 @@ def test_no_module_import_cycle():
     assert cycles(import_graph()) == []
 
 
+def stage(module: str) -> str:
+    """The top-level part of the package a module belongs to: `truffle_assets.training.pack` -> `training`."""
+    return (module.split(".") + [""])[1] or module
+
+
+def test_no_import_cycle_between_stages():
+    """Nor between the package's top-level parts (runtime, training, evals, feedback, defs, ...): a
+    stage may use another only if that one does not use it back, through any of their modules."""
+    stages: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        stages.setdefault(stage(module), set()).update(stage(t) for t in targets if stage(t) != stage(module))
+    assert cycles(stages) == []
+
+
 # ---- what the runtime may load ------------------------------------------------------------------------
 
 PIPELINE = ("dagster", f"{PACKAGE.name}.defs", f"{PACKAGE.name}.definitions")
@@ -145,30 +159,35 @@ def reachable(graph: dict[str, set[str]], start: set[str]) -> set[str]:
     return seen
 
 
-def test_no_runtime_code_path_reaches_the_pipeline():
-    """Every module the runtime imports, at any depth and inside any function, is outside `defs` and
-    imports no `dagster*` package itself."""
+# the Dagster side: the code location, its definitions, and the command line that drives them
+PIPELINE_STAGES = {"defs", "definitions", "cli"}
+
+
+def test_only_the_pipeline_reaches_dagster():
+    """Every module outside `defs`, `definitions` and `cli` (the runtime, evals, training, feedback,
+    memory, parsing, ingest, retrieval, index, pii, llm, ...) and every module it imports, at any
+    depth and inside any function, is outside `defs` and imports no `dagster*` package itself."""
     graph, files = import_graph(), module_files()
-    runtime = {m for m in graph if m == f"{PACKAGE.name}.runtime" or m.startswith(f"{PACKAGE.name}.runtime.")}
-    assert len(runtime) > 20
+    plain = {m for m in graph if stage(m) not in PIPELINE_STAGES}
+    assert {"runtime", "evals", "training", "feedback"} <= {stage(m) for m in plain}
     bad = {}
-    for m in sorted(reachable(graph, runtime)):
+    for m in sorted(reachable(graph, plain)):
         names = _imported(m, files[m])
         if _pipeline(m) or any(_pipeline(n) for n in names):
             bad[m] = sorted(n for n in names if _pipeline(n)) or [m]
     assert bad == {}
 
 
-def test_importing_any_runtime_module_loads_no_dagster():
-    """Each module under runtime/, imported one by one in a fresh interpreter: after each, no
-    `dagster*` and no `truffle_assets.defs*` module is loaded."""
+def _loaded_after_each(package: str) -> dict[str, list[str]]:
+    """Each module of `package` imported one by one in a fresh interpreter; module -> the `dagster*`
+    and `truffle_assets.defs*` modules loaded after it."""
     code = f"""
 import importlib, json, pkgutil, sys
-import {PACKAGE.name}.runtime as runtime
+root = importlib.import_module({package!r})
 PIPELINE = {PIPELINE!r}
 def pipeline(n):
     return any(n == p or n.startswith(p + ".") or n.startswith(p + "_") for p in PIPELINE)
-names = [runtime.__name__] + [m.name for m in pkgutil.walk_packages(runtime.__path__, runtime.__name__ + ".")]
+names = [root.__name__] + [m.name for m in pkgutil.walk_packages(root.__path__, root.__name__ + ".")]
 loaded = {{}}
 for name in names:
     importlib.import_module(name)
@@ -176,6 +195,16 @@ for name in names:
 print(json.dumps(loaded))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
-    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_any_runtime_module_loads_no_dagster():
+    loaded = _loaded_after_each(f"{PACKAGE.name}.runtime")
     assert len(loaded) > 20 and f"{PACKAGE.name}.runtime.forget_api" in loaded
+    assert {m: v for m, v in loaded.items() if v} == {}
+
+
+def test_importing_any_evals_module_loads_no_dagster():
+    loaded = _loaded_after_each(f"{PACKAGE.name}.evals")
+    assert f"{PACKAGE.name}.evals.qa" in loaded
     assert {m: v for m, v in loaded.items() if v} == {}

@@ -181,7 +181,7 @@ def summary_rows_from(summaries: pl.DataFrame, episodes: pl.DataFrame) -> pl.Dat
     return rows.select(SUMMARY_COLUMNS)
 
 
-# what `passage` writes; bumped when that changes, so cached eval memories (evals.qa_memory) and QA
+# what `passage` writes; bumped when that changes, so cached eval memories (defs.eval.qa_memory) and QA
 # readings (evals.qa.runtime_fingerprint) built on older passages are not reused. 2: the English gloss
 PASSAGE_FORMAT = 2
 

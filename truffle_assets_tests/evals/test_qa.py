@@ -119,7 +119,7 @@ def test_ask_endpoint_refuses_an_unknown_budget_section(tmp_path):
 def test_qa_memories_and_reports_follow_the_extractor_version(monkeypatch):
     """The QA memories are rebuilt, and cached QA reports of another model count as asked elsewhere,
     when the fact extractor's version changes: the answers read the facts it files."""
-    from truffle_assets.evals import qa_memory
+    from truffle_assets.defs.eval import qa_memory
     from truffle_assets.evals.qa import runtime_fingerprint
 
     before = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())
@@ -133,7 +133,7 @@ def test_qa_memories_and_reports_follow_the_extractor_version(monkeypatch):
 def test_qa_memories_and_reports_follow_the_passage_format(monkeypatch):
     """What the index embeds and BM25-indexes decides what retrieval shows the model: a new passage
     format rebuilds the QA memories and makes earlier readings another runtime's."""
-    from truffle_assets.evals import qa_memory
+    from truffle_assets.defs.eval import qa_memory
     from truffle_assets.evals.qa import runtime_fingerprint
 
     before = (qa_memory._stamp(60_000, 10, 7), runtime_fingerprint())

@@ -94,7 +94,7 @@ def eval_report(context: dg.AssetExecutionContext, config: EvalConfig, models: M
     from truffle_assets.evals.runner import evaluate_gguf
 
     from truffle_assets.evals.qa import evaluate_qa, runtime_fingerprint
-    from truffle_assets.evals.qa_memory import TODAY, qa_memory
+    from truffle_assets.defs.eval.qa_memory import TODAY, qa_memory
 
     run_dir = models.candidate_dir()
     gguf = next((run_dir / "gguf").glob("*.gguf"))

@@ -1,10 +1,12 @@
-"""The memory the QA suite asks its questions of: a synthetic corpus built through the pipeline, once.
+"""The memories the QA suite asks its questions of, built through the pipeline once and reused.
 
 `qa_memory(root)` writes the synthetic corpus (`synth.write_corpus`, seed 7: the QA suite's seed,
 which the grounded training rows never use) under `root/corpus`, ingests it with `ingest_all` on an
 ephemeral Dagster instance into `root/memory`, and reuses both while the stamp (the generator's code,
 the corpus's size and seed, the fact extractor's version) is unchanged. A 60K-token corpus builds in
-about five minutes on two cores.
+about five minutes on two cores. `annotated_memory` does the same for a hand-annotated chat set.
+The questions and their scoring are plain code (`evals.questions`, `evals.qa`); building a memory
+runs Dagster, so it lives here.
 """
 
 from __future__ import annotations
@@ -15,9 +17,17 @@ import json
 import shutil
 from pathlib import Path
 
+import dagster as dg
+
 from truffle_assets import paths
+from truffle_assets.defs.ingest.runner import ingest_all
+from truffle_assets.defs.resources import LLMResource
+from truffle_assets.evals.questions import load_natural
+from truffle_assets.ids import chat_id_for, message_ids
 from truffle_assets.index.lance import PASSAGE_FORMAT
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION
+from truffle_assets.parsing import parse_file
+from truffle_assets.synth import write_corpus
 
 SEED, TOKENS, CHATS = 7, 60_000, 10
 TODAY = "2024-12-31"  # the questions are asked as of the end of the corpus
@@ -40,11 +50,6 @@ def _stamp(tokens: int, chats: int, seed: int) -> str:
 def build_memory(exports: Path, memory: Path, user: str) -> Path:
     """Ingest `exports` into `memory` (DuckDB, index, published/) on an ephemeral Dagster instance,
     Dagster's log in `memory/pipeline.log`; the published dir, or an error naming that log."""
-    import dagster as dg
-
-    from truffle_assets.defs.ingest.runner import ingest_all
-    from truffle_assets.defs.resources import LLMResource
-
     memory.mkdir(parents=True, exist_ok=True)
     with (memory / "pipeline.log").open("w") as log, contextlib.redirect_stderr(log):
         report = ingest_all(exports, memory / "memory.duckdb", user_name=user, instance=dg.DagsterInstance.ephemeral(),
@@ -57,8 +62,6 @@ def build_memory(exports: Path, memory: Path, user: str) -> Path:
 
 def qa_memory(root: str | Path, tokens: int = TOKENS, chats: int = CHATS, seed: int = SEED) -> tuple[Path, dict]:
     """(published dir, ground truth) of the QA memory under `root`, built if missing or stale."""
-    from truffle_assets.synth import write_corpus
-
     root = Path(root)
     corpus, memory, stamp_file = root / "corpus", root / "memory", root / "stamp"
     stamp = _stamp(tokens, chats, seed)
@@ -76,10 +79,6 @@ def annotated_memory(chats: str | Path, root: str | Path) -> tuple[Path, dict, d
     """(published dir, annotations, (chat file, line) -> message id) of a hand-annotated chat set
     (`chats/*.txt` + `chats/annotations.json`: the held-out natural set, the dev set), its memory
     built under `root` once and rebuilt when a chat file or the fact extractor's version changes."""
-    from truffle_assets.evals.qa import load_natural
-    from truffle_assets.ids import chat_id_for, message_ids
-    from truffle_assets.parsing import parse_file
-
     chats, root = Path(chats), Path(root)
     ann = load_natural(chats)
     files = sorted(chats.glob("*.txt"))
