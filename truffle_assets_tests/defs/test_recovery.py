@@ -11,7 +11,9 @@ import uuid
 import dagster as dg
 import pytest
 
-from truffle_assets.defs.ingest.recovery import OWNER_TAG, _start_ticks, fail_own_runs, owner_tags, reap_dead_runs
+from truffle_assets.defs.ingest.recovery import (
+    OWNER_TAG, _local_only, _start_ticks, fail_own_runs, owner_tags, reap_dead_runs,
+)
 
 
 @pytest.fixture
@@ -72,3 +74,10 @@ def test_an_interrupted_process_fails_only_its_own_runs(instance):
     assert instance.get_run_by_id(mine).status == dg.DagsterRunStatus.FAILURE
     assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.STARTED
     assert mine not in _claimed(instance)
+
+
+def test_only_a_single_machine_instance_judges_runs_by_their_pid(instance):
+    """A SQLite instance holds runs of this machine only; an ephemeral one has none launched elsewhere."""
+    assert _local_only(instance)
+    with dg.DagsterInstance.ephemeral() as ephemeral:
+        assert not _local_only(ephemeral)

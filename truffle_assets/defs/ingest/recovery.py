@@ -63,9 +63,12 @@ def owner_gone(run: dg.DagsterRun, instance: dg.DagsterInstance) -> bool | None:
 
 
 def _local_only(instance: dg.DagsterInstance) -> bool:
-    from dagster._core.storage.runs import SqliteRunStorage
+    """A persistent single-machine instance (SQLite, the default): every run it holds was executed on
+    this machine. PostgreSQL is the storage several machines share; an ephemeral instance has no
+    runs launched elsewhere to judge."""
+    from dagster_postgres import PostgresRunStorage  # here, not at the top: psycopg2 loads with it
 
-    return isinstance(instance.run_storage, SqliteRunStorage)
+    return not instance.is_ephemeral and not isinstance(instance.run_storage, PostgresRunStorage)
 
 
 def reap_dead_runs(instance: dg.DagsterInstance) -> list[str]:
