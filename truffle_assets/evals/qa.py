@@ -98,7 +98,7 @@ def ask_questions(svc, questions: list[Question], today: str, secrets: list[str]
 
 def _in_reach(svc, q: Question, trace: dict[str, Any]) -> bool:
     """`precise_in_reach` for a turn's trace: its prompts' messages and its last prompt's profile facts."""
-    from truffle_assets.runtime.answer import PROFILE_EVIDENCE
+    from truffle_assets.runtime.repairs import PROFILE_EVIDENCE
 
     def texts(ids):
         return {i: found["text"] or "" for i in dict.fromkeys(ids) if (found := svc.evidence(i)) is not None}

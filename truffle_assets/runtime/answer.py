@@ -1,16 +1,10 @@
-"""The model's turn: one call through the `openai` client, then the answer the user sees.
+"""The model's turn: one call through the `openai` client (`answer_or_request_recall`).
 
-* `answer_or_request_recall` calls the served model on the composed prompt. A reply that is exactly
-  a read-tool envelope (`toolcalls.parse_tool_calls(...).ok`) becomes pending calls for
-  `recall_retrieve` (at most `max_recalls` rounds; after that the context says no more searches are
-  available, and an envelope then ends the turn as a retrieval-only answer). Endpoint down,
-  timeout, HTTP errors and malformed output never raise: they set `fallback`.
-* `finalize` keeps only citations of messages that were in the context (invented ids are removed
-  from the text and listed in the trace), re-points or adds a citation where one shown message
-  states a sentence's claim and the cited one does not (`attribution`, listed in the trace),
-  labels uncertain evidence, scrubs secret-shaped values and adds a freshness line per chat
-  ("Memory current to 2022-09-17 (priya-sharma)."). A fallback
-  turn answers with the best evidence shown to the model, quoted (`_retrieval_only`).
+The node calls the served model on the composed prompt. A reply that is exactly a read-tool envelope
+(`toolcalls.parse_tool_calls(...).ok`) becomes pending calls for `recall_retrieve` (at most
+`max_recalls` rounds; after that the context says no more searches are available, and an envelope
+then ends the turn as a retrieval-only answer). Endpoint down, timeout, HTTP errors and malformed
+output never raise: they set `fallback`. A prose reply goes to `repairs.finalize`.
 """
 
 from __future__ import annotations
@@ -18,21 +12,15 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from truffle_assets.chat_format.toolcalls import looks_like_tool_call, parse_tool_calls
-from truffle_assets.runtime import privacy
-from truffle_assets.runtime.attribution import attribute, without_self
-from truffle_assets.runtime.context import evidence_line
-from truffle_assets.runtime.dates import with_years
-from truffle_assets.runtime.prompts import FALLBACK_REASONS, text
-from truffle_assets.runtime.published import item_from_row
 from truffle_assets.runtime.state import Context, State, elapsed_ms
-from truffle_assets.runtime.streaming import CITE, AnswerStream, clean_body, trim_loop
+from truffle_assets.runtime.streaming import AnswerStream, trim_loop
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 
@@ -181,95 +169,3 @@ def answer_or_request_recall(state: State, runtime: Runtime[Context]) -> dict:
                          **base, raw_output=content)
     step["answered"] = True
     return {**base, "raw_output": content, "trace": [step]}
-
-
-# ---- finalize ---------------------------------------------------------------------------------------
-
-def _retrieval_only(state: State, ctx: Context) -> tuple[str, list[str], list[str]]:
-    """(body, citations, uncertain) of a fallback answer: the best-scored evidence the model was shown, quoted."""
-    shown = set(state.context_ids)
-    best = sorted((i for i in state.items if i["message_id"] in shown), key=lambda i: -i["score"])[: ctx.fallback_quotes]
-    reason = FALLBACK_REASONS.get(state.fallback or "", state.fallback or "unknown")
-    if not best:
-        return text("fallback_none", reason=reason), [], []
-    lines = [text("fallback_header", reason=reason)]
-    for it in best:
-        mid, author, txt = evidence_line(it)
-        quote = txt if len(txt) <= 280 else txt[:277].rstrip() + "…"
-        lines.append(text("fallback_line", author=author, date=str(it.get("ts") or "")[:10], chat=it["chat_id"],
-                          text=quote, id=mid, flag=" (uncertain)" if it.get("uncertain") else ""))
-    ids = [i["message_id"] for i in best]
-    return "\n".join(lines), ids, [i["message_id"] for i in best if i.get("uncertain")]
-
-
-PROFILE_EVIDENCE = 3  # messages per shown profile fact that may become its citation
-
-
-def _profile_evidence(state: State, ctx: Context) -> list[dict]:
-    """The indexed messages behind the profile facts the latest prompt showed (a few per fact)."""
-    from truffle_assets.runtime.published import fetch_messages, load_facts
-
-    if not state.profile_shown:
-        return []
-    try:
-        facts = load_facts(ctx.published_dir)
-        ids = [m for f in state.profile_shown
-               for m in (facts.get(f, {}).get("evidence_message_ids") or [])[:PROFILE_EVIDENCE]]
-        return fetch_messages(ctx.pointer, list(dict.fromkeys(ids)))
-    except Exception:  # noqa: BLE001 - a citation repair is never worth failing the answer over
-        return []
-
-
-def finalize(state: State, runtime: Runtime[Context]) -> dict:
-    """The answer the user sees: checked citations, uncertainty labels, scrubbed secrets, freshness lines."""
-    ctx = runtime.context
-    by_id = {i["message_id"]: i for i in state.items}
-    shown = set(state.context_ids)
-    invalid: list[str] = []
-    attributed: list[dict] = []
-    dated: list[dict] = []
-    self_named: list[str] = []
-    fallback: dict = {}
-    if state.refused:
-        body, cites, weak = state.answer, [], []
-    elif state.fallback:
-        body, cites, weak = _retrieval_only(state, ctx)
-    else:
-        body, invalid = clean_body(state.raw_output or "", shown)
-        sources = {i: evidence_line(by_id[i])[2] for i in state.context_ids if i in by_id}
-        stated = {r["message_id"]: item_from_row(r, 0.0, state.recall_count, "profile")
-                  for r in _profile_evidence(state, ctx) if r["message_id"] not in by_id}
-        # a claim the profile gave can be cited to the messages its fact rests on (never shown as lines)
-        sources |= {i: evidence_line(r)[2] for i, r in stated.items()}
-        body, attributed = attribute(body, state.question, sources)
-        for c in dict.fromkeys(CITE.findall(body)):
-            if c in stated:  # a source now: it joins the items the turn's sources are read from
-                by_id[c] = stated[c]
-        if ctx.date_years:
-            body, dated = with_years(body, {c: (by_id[c].get("ts"), sources[c])
-                                            for c in CITE.findall(body) if c in sources}, state.question)
-        body, self_named = without_self(body, (state.profile or {}).get("user"))
-        if self_named and not re.sub(r"(?im)^\s*uncertain:.*$", "", CITE.sub("", body)).strip(" .,;:\n"):
-            # it only named the user as someone else (an "Uncertain: …" note is no answer)
-            body = text("self_named")
-        if not body.strip(" .,;:"):  # nothing but invented citations
-            fallback = {"fallback": "malformed_output", "fallback_detail": "the answer held only invented citations"}
-            body, cites, weak = _retrieval_only(replace(state, **fallback), ctx)
-        else:
-            cites = list(dict.fromkeys(CITE.findall(body)))
-            weak = [c for c in cites if by_id.get(c, {}).get("uncertain")]
-            if weak and "uncertain" not in body.lower():
-                body += "\n\n" + text("uncertain_answer", ids=", ".join(f"[msg:{c}]" for c in weak))
-    scrubbed: list[str] = []
-    if not state.refused:
-        body, scrubbed = privacy.scrub(body)
-    chats = sorted({by_id[c]["chat_id"] for c in cites if c in by_id})
-    fresh = [text("freshness_answer", chat=c, date=state.watermarks[c][:10]) for c in chats if c in state.watermarks]
-    answer = body + ("\n\n" + "\n".join(fresh) if fresh else "")
-    step = {"step": "finalize", "citations": cites, "invalid_citations": invalid, "attributed": attributed,
-            "dated": dated, "self_named": self_named,
-            "uncertain": weak, "scrubbed": scrubbed, "fallback": fallback.get("fallback", state.fallback)}
-    return {"answer": answer, "body": body, "citations": cites, "invalid_citations": invalid,
-            "items": list(by_id.values()),
-            "attributed": attributed, "self_named": self_named, "uncertain": weak,
-            "freshness": fresh, "scrubbed": scrubbed, "trace": [step], **fallback}

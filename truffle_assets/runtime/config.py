@@ -62,6 +62,22 @@ class EndpointConfig(BaseModel):
     loop_guard: bool = True   # cut a reply where it starts repeating itself (streaming: stop generating there)
 
 
+class Repairs(BaseModel):
+    """One flag per answer repair pass (`runtime.repairs.PASSES`, same names), all on: off only to
+    measure what a pass does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    citations: bool = True        # citations of messages the model was not shown are removed
+    attribution: bool = True      # a claim is cited to the shown message that states it
+    date_years: bool = True       # a yearless date takes the year of the message cited beside it
+    self_named: bool = True       # sentences naming the user as someone else are dropped
+    nothing_left: bool = True     # a reply left empty falls back to quoting the evidence
+    uncertain_label: bool = True  # an answer citing weak evidence says so
+    scrub: bool = True            # secret-shaped values are replaced by their typed placeholder
+    freshness: bool = True        # one "memory current to" line per cited chat
+
+
 class Policy(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -92,9 +108,7 @@ class RuntimeConfig(BaseModel):
     # a "before X"/"after X" question shows the fact that held before (after) the fact naming X, with its
     # messages, and searches only that side of X's date (runtime.timeline)
     timeline: bool = True
-    # a date the answer gives without its year ("on 21 January") takes it from the message cited beside it
-    # (runtime.dates)
-    date_years: bool = True
+    repairs: Repairs = Field(default_factory=Repairs)  # what finalize does to the reply (runtime.repairs)
     retrieval_log: bool = False  # also append retrieval traces to <store_dir>/retrieval.duckdb
     api: ApiLimits = Field(default_factory=ApiLimits)  # HTTP body and question size limits (runtime.limits)
 

@@ -1,15 +1,16 @@
 """The chat turn as a LangGraph (react-agent template shape; no dagster import): the wiring only.
 
-    guard ─┬─ refuse ────────────────────────────────────────────────────────────┐
-           └─ load_profile → retrieve_summaries → retrieve_raw → compose_context  │
-                 ┌──────────────────────────────────────────────┘      ▲         │
-                 ▼                                                     │         │
-           answer_or_request_recall ─(tool-call envelope, < max)→ recall_retrieve │
-                 └───────────────(prose answer, or a fallback)→ finalize ◄────────┘
+    guard ─┬─ refuse ───────────────────────────────────────────────────────────────────────┐
+           └─ load_profile → timeline → retrieve_summaries → retrieve_raw → compose_context  │
+                 ┌─────────────────────────────────────────────────────────┘      ▲         │
+                 ▼                                                                │         │
+           answer_or_request_recall ─(tool-call envelope, < max)───────────→ recall_retrieve │
+                 └───────────────(prose answer, or a fallback)→ finalize ◄───────────────────┘
 
 The nodes live with what they work on: `guard` (secret requests), `published` (reading the
-published memory), `context` (the prompt under its token budgets), `recall` (the model's read-tool
-calls) and `answer` (the model call and the final answer); `state` holds the schemas.
+published memory), `timeline` ("before X"/"after X" questions), `context` (the prompt under its
+token budgets), `answer` (the model call), `recall` (the model's read-tool calls) and `repairs`
+(the answer the user sees: the repair passes over the reply); `state` holds the schemas.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from truffle_assets.runtime.answer import answer_or_request_recall, finalize
+from truffle_assets.runtime.answer import answer_or_request_recall
 from truffle_assets.runtime.context import compose_context
 from truffle_assets.runtime.guard import guard, refuse
 from truffle_assets.runtime.published import load_profile, retrieve_raw, retrieve_summaries
 from truffle_assets.runtime.recall import recall_retrieve
+from truffle_assets.runtime.repairs import finalize
 from truffle_assets.runtime.state import Context, InputState, State
+from truffle_assets.runtime.timeline import timeline
 
 
 def route_guard(state: State) -> Literal["refuse", "load_profile"]:
@@ -38,6 +41,7 @@ builder = StateGraph(State, context_schema=Context, input_schema=InputState)
 builder.add_node("guard", guard)
 builder.add_node("refuse", refuse)
 builder.add_node("load_profile", load_profile)
+builder.add_node("timeline", timeline)
 builder.add_node("retrieve_summaries", retrieve_summaries)
 builder.add_node("retrieve_raw", retrieve_raw)
 builder.add_node("compose_context", compose_context)
@@ -47,7 +51,8 @@ builder.add_node("finalize", finalize)
 builder.add_edge(START, "guard")
 builder.add_conditional_edges("guard", route_guard)
 builder.add_edge("refuse", "finalize")
-builder.add_edge("load_profile", "retrieve_summaries")
+builder.add_edge("load_profile", "timeline")
+builder.add_edge("timeline", "retrieve_summaries")
 builder.add_edge("retrieve_summaries", "retrieve_raw")
 builder.add_edge("retrieve_raw", "compose_context")
 builder.add_edge("compose_context", "answer_or_request_recall")

@@ -4,22 +4,20 @@ gather the question's evidence from them before the first model call.
 * `read_json_cached`, `fetch_messages`, `load_facts` are shared with `ChatService` (the memory
   inspector): `latest.json` → LanceDB, `profile.json`, `facts.json` — never the pipeline's DuckDB.
 * `retrieve_summaries` runs the one hybrid retrieval of the question (`retrieval.retrieve`, which
-  searches summaries first and expands the best into their messages) and keeps the summary hits;
-  `retrieve_raw` turns its message hits into the evidence pool.
+  searches summaries first and expands the best into their messages; an anchored question as the
+  `timeline` node scoped it) and keeps the summary hits; `retrieve_raw` turns its message hits into the evidence pool.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, time as dtime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from truffle_assets.runtime import timeline
-from truffle_assets.runtime.prompts import text
 from truffle_assets.runtime.state import Context, State, elapsed_ms
 
 _json_cache: dict[str, tuple[int, Any]] = {}
@@ -135,7 +133,8 @@ def load_profile(state: State, runtime: Runtime[Context]) -> dict:
 
 
 def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
-    """The question's hybrid retrieval (summaries first, expanded to messages): keep the summaries."""
+    """The question's hybrid retrieval (summaries first, expanded to messages): keep the summaries.
+    An anchored question is searched as `State.search` says (`timeline`)."""
     from truffle_assets.retrieval import RetrievalLog, open_index, retrieve
 
     ctx = runtime.context
@@ -145,14 +144,12 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         return {"trace": [step]}
     try:
         log = RetrievalLog(ctx.retrieval_log, store_query_text=ctx.retrieval_log_text) if ctx.retrieval_log else None
-        res = timeline.resolve(state.question, load_facts(ctx.published_dir)) if ctx.timeline else None
-        if res is None:
+        scope = state.search
+        if scope is None:
             pack = retrieve(state.question, ctx.pointer, k=ctx.k_raw, log=log)
-        else:  # only that side of the anchor's date, without the anchor's words (runtime.timeline)
-            edge = datetime.combine(res.bound, dtime.min) if res.bound else None
-            before = res.anchor.direction == "before"
-            pack = retrieve(res.anchor.rest, ctx.pointer, k=ctx.k_raw, log=log,
-                            until=edge if before else None, since=None if before else edge)
+        else:
+            pack = retrieve(scope["query"], ctx.pointer, k=ctx.k_raw, log=log, since=_when(scope["since"]),
+                            until=_when(scope["until"]))
         idx = open_index(ctx.pointer)
         participants = sorted({p for ps in idx.participants().values() for p in ps})
     except Exception as exc:  # noqa: BLE001 - a broken index must still give an answer (without memory)
@@ -160,30 +157,22 @@ def retrieve_summaries(state: State, runtime: Runtime[Context]) -> dict:
         return {"trace": [step]}
     summaries = [s.model_dump(mode="json") for s in pack.summaries]
     candidates = [i.model_dump(mode="json", exclude={"components"}) | {"round": 0} for i in pack.items]
-    facts: list[dict] = []
-    notes: list[str] = []
     step = {"step": "retrieve_summaries", "summaries": [s["episode_id"] for s in summaries],
-            "index_versions": pack.index_versions, "timing_ms": pack.timing_ms}
-    if res is not None:
-        # the facts that held before (after) the anchor are shown as facts, their messages above every hit
-        top = max((c["score"] for c in candidates), default=0.0)
-        facts = [{**f, "fact_id": fid} for fid, f in res.neighbours]
-        rows = fetch_messages(ctx.pointer, [m for _, f in res.neighbours for m in timeline.evidence(f)])
-        candidates = [item_from_row(r, top + 1.0, 0, "timeline") for r in rows] + candidates
-        if res.neighbours:
-            notes = [text("timeline_note", direction=res.anchor.direction, anchor=res.anchor.phrase,
-                          facts=timeline.describe(res.neighbours, {r["message_id"] for r in rows}))]
-        step["timeline"] = {"direction": res.anchor.direction, "anchor_fact": res.anchor_fact,
-                            "facts": [fid for fid, _ in res.neighbours], "bound": str(res.bound) if res.bound else None}
-    step["ms"] = elapsed_ms(t0)
+            "index_versions": pack.index_versions, "timing_ms": pack.timing_ms, "ms": elapsed_ms(t0)}
     return {"summaries": summaries, "candidates": candidates, "watermarks": dict(pack.watermarks),
-            "participants": participants, "facts": facts, "recall_notes": notes, "trace": [step]}
+            "participants": participants, "trace": [step]}
+
+
+def _when(iso: str | None) -> datetime | None:
+    return datetime.fromisoformat(iso) if iso else None
 
 
 def retrieve_raw(state: State, runtime: Runtime[Context]) -> dict:
-    """The question's message hits become the evidence pool (deduplicated, best score kept)."""
+    """The question's message hits become the evidence pool (deduplicated, best score kept); pinned
+    messages (`timeline`) lead it, scored above every hit."""
+    top = max((c["score"] for c in state.candidates), default=0.0)
     pool: dict[str, dict] = {}
-    for it in state.candidates:
+    for it in [p | {"score": top + 1.0} for p in state.pinned] + state.candidates:
         if it["message_id"] not in pool or pool[it["message_id"]]["score"] < it["score"]:
             pool[it["message_id"]] = it
     items = list(pool.values())

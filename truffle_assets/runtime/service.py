@@ -203,7 +203,7 @@ class ChatService:
             tokenizer=counter.source, tokenizer_proxy_for=counter.proxy_for, budget=cfg.budget,
             max_recalls=cfg.max_recalls, k_raw=cfg.k_raw, k_recall=cfg.k_recall,
             allow_secrets=cfg.policy.allow_secrets, fallback_quotes=cfg.fallback_quotes,
-            timeline=cfg.timeline, date_years=cfg.date_years,
+            timeline=cfg.timeline, repairs=cfg.repairs,
             # a retrieval trace is about a turn: only when transcripts are kept, the question's text only with content
             retrieval_log=str(retrieval_log_path(cfg.store_dir)) if trace_log else None,
             retrieval_log_text=keep.keeps_content)

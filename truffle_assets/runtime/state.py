@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from truffle_assets.runtime.config import Budget
+from truffle_assets.runtime.config import Budget, Repairs
 
 MAX_GET_MESSAGES = 20
 
@@ -47,7 +47,7 @@ class Context:
     allow_secrets: bool = False
     fallback_quotes: int = 5
     timeline: bool = True                    # resolve "before X"/"after X" against the facts' order (runtime.timeline)
-    date_years: bool = True                  # a yearless date in the answer takes its cited message's year (runtime.dates)
+    repairs: Repairs = field(default_factory=Repairs)  # which answer repair passes run (runtime.repairs)
     retrieval_log: str | None = None
     retrieval_log_text: bool = False         # the question's text in the trace too (only when content is kept)
 
@@ -71,7 +71,9 @@ class State(InputState):
     refused_kind: str | None = None
     refused: bool = False
     profile: dict | None = None                             # the published profile blob
-    facts: list[dict] = field(default_factory=list)         # facts fetched by get_fact recalls
+    facts: list[dict] = field(default_factory=list)         # facts shown as such: timeline neighbours, get_fact recalls
+    search: dict | None = None                              # an anchored question's {query, since, until} (timeline)
+    pinned: list[dict] = field(default_factory=list)        # evidence shown above every hit (timeline)
     summaries: list[dict] = field(default_factory=list)
     candidates: list[dict] = field(default_factory=list)    # message hits of the question's retrieval
     items: list[dict] = field(default_factory=list)         # the evidence pool (EvidenceItem dicts + round)

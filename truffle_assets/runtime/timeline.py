@@ -6,20 +6,27 @@ small model answered "You worked at Northwind Analytics before it" (validation: 
 answerable questions whose fact's message the prompt missed were "before X"). The published facts
 know the order. The fact the anchor's fact superseded (or the same predicate's latest fact that
 ended before it began) is what held before, and the anchor's `valid_from` is when "before" ends.
-`resolve` finds both; the turn then shows that fact with its evidence messages first and searches
-the question without its anchor clause, bounded to that side of the anchor's date
-(`runtime.published.retrieve_summaries`). A question whose anchor no fact's value names is left to
-plain retrieval.
+`resolve` finds both. The `timeline` node (the graph's step before retrieval) then has the turn show
+that fact with its evidence messages above every hit (`State.pinned`) and search the question
+without its anchor clause, bounded to that side of the anchor's date (`State.search`, read by
+`published.retrieve_summaries`). A question whose anchor no fact's value names is left to plain
+retrieval.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, time as dtime
+
+from langgraph.runtime import Runtime
 
 from truffle_assets.memory.facts.values import ascii_fold
 from truffle_assets.runtime.dates import day_of
+from truffle_assets.runtime.prompts import text
+from truffle_assets.runtime.published import fetch_messages, item_from_row, load_facts
+from truffle_assets.runtime.state import Context, State, elapsed_ms
 
 # "before X" / "after X", X running to the end of the question; "before I joined X" keeps X only
 _ANCHOR = re.compile(r"\b(before|after)\s+(?:i\s+(?:moved|joined|started|met|got|went|switched|shifted)"
@@ -119,3 +126,33 @@ def describe(neighbours: list[tuple[str, dict]], shown: set[str]) -> str:
         cite = next((f" [msg:{m}]" for m in evidence(fact) if m in shown), "")
         out.append(f"{what} ({span}, fact {shown_fact_id(fid)}){cite}")
     return "; ".join(out)
+
+
+# ---- the node ---------------------------------------------------------------------------------------
+
+def timeline(state: State, runtime: Runtime[Context]) -> dict:
+    """A "before X"/"after X" question: the facts that held before (after) X become shown facts, their
+    messages are pinned above every retrieval hit, and the retrieval searches only that side of X's
+    date, without X's words (`resolve`). Any other question, or `Context.timeline` off: nothing."""
+    ctx = runtime.context
+    t0 = time.perf_counter()
+    step: dict = {"step": "timeline"}
+    if not ctx.timeline or not ctx.pointer.is_file():
+        return {"trace": [step | {"ms": elapsed_ms(t0)}]}
+    try:
+        res = resolve(state.question, load_facts(ctx.published_dir))
+        rows = fetch_messages(ctx.pointer, [m for _, f in res.neighbours for m in evidence(f)]) if res else []
+    except Exception as exc:  # noqa: BLE001 - without it the question is searched as asked
+        return {"trace": [step | {"error": f"{type(exc).__name__}: {exc}"[:300], "ms": elapsed_ms(t0)}]}
+    if res is None:
+        return {"trace": [step | {"ms": elapsed_ms(t0)}]}
+    edge = datetime.combine(res.bound, dtime.min).isoformat() if res.bound else None
+    before = res.anchor.direction == "before"
+    search = {"query": res.anchor.rest, "since": None if before else edge, "until": edge if before else None}
+    notes = [text("timeline_note", direction=res.anchor.direction, anchor=res.anchor.phrase,
+                  facts=describe(res.neighbours, {r["message_id"] for r in rows}))] if res.neighbours else []
+    step["timeline"] = {"direction": res.anchor.direction, "anchor_fact": res.anchor_fact,
+                        "facts": [fid for fid, _ in res.neighbours], "bound": str(res.bound) if res.bound else None}
+    return {"search": search, "facts": [{**f, "fact_id": fid} for fid, f in res.neighbours],
+            "pinned": [item_from_row(r, 0.0, 0, "timeline") for r in rows], "recall_notes": notes,
+            "trace": [step | {"ms": elapsed_ms(t0)}]}

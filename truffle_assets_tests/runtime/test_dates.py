@@ -8,9 +8,10 @@ from datetime import datetime
 import pytest
 from langgraph.runtime import Runtime
 
-from truffle_assets.runtime.answer import finalize
+from truffle_assets.runtime.repairs import finalize
 from truffle_assets.runtime.dates import with_years, year_from
 from truffle_assets.runtime.state import Context, State
+from truffle_assets.runtime.config import Repairs
 
 SOURCES = {
     "run": (datetime(2024, 1, 21, 9, 5), "Finished my first half marathon today! Legs are gone"),
@@ -89,5 +90,6 @@ def test_finalize_adds_the_year_and_records_it():
     out = finalize(state, Runtime(context=Context(published_dir="/nonexistent")))
     assert out["body"] == "You finished your first half marathon on 21 January 2024 [msg:m1]."
     assert out["trace"][0]["dated"] == [{"date": "21 January", "year": 2024}]
-    off = finalize(state, Runtime(context=replace(Context(published_dir="/nonexistent"), date_years=False)))
+    off = finalize(state, Runtime(context=replace(Context(published_dir="/nonexistent"),
+                                                  repairs=Repairs(date_years=False))))
     assert off["body"] == state.raw_output and off["trace"][0]["dated"] == []

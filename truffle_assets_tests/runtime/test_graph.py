@@ -11,7 +11,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 from truffle_assets.retrieval import retrieve
-from truffle_assets.runtime.answer import finalize
+from truffle_assets.runtime.repairs import finalize
 from truffle_assets.ids import shown_fact_id
 from truffle_assets.runtime.graph import graph
 from truffle_assets.runtime.published import fetch_messages
@@ -24,7 +24,7 @@ Q = {"role": "user", "content": "What did Priya and I talk about, and what plans
 def test_graph_shape_and_no_dagster_import():
     assert graph.name == "truffle_chat"
     nodes = set(graph.get_graph().nodes)
-    assert {"guard", "refuse", "load_profile", "retrieve_summaries", "retrieve_raw", "compose_context",
+    assert {"guard", "refuse", "load_profile", "timeline", "retrieve_summaries", "retrieve_raw", "compose_context",
             "answer_or_request_recall", "recall_retrieve", "finalize"} <= nodes
     code = ("import sys, truffle_assets.runtime.service, truffle_assets.runtime.cli; "
             "assert 'dagster' not in sys.modules, 'runtime imported dagster'")
@@ -173,7 +173,7 @@ def test_trace_steps_follow_the_nodes_in_order(make_service, llm):
     turn = make_service(llm.base_url).ask([Q])
     steps = turn.trace["steps"]
     assert [s["step"] for s in steps] == [
-        "guard", "load_profile", "retrieve_summaries", "retrieve_raw", "compose_context", "answer_or_request_recall",
+        "guard", "load_profile", "timeline", "retrieve_summaries", "retrieve_raw", "compose_context", "answer_or_request_recall",
         "recall_retrieve", "compose_context", "answer_or_request_recall", "finalize"]
     assert [s["round"] for s in steps if s["step"] == "compose_context"] == [0, 1]
     assert steps[-1]["citations"] == turn.citations and turn.fallback is None

@@ -108,7 +108,7 @@ def test_a_before_question_shows_the_earlier_fact_its_message_first_and_nothing_
     llm.responder = respond
     turn = make_service(llm.base_url, published_dir=pub, timeline=on).ask(
         [{"role": "user", "content": "Where did I work before Acme?"}])
-    step = next(s for s in turn.trace["steps"] if s["step"] == "retrieve_summaries")
+    step = next(s for s in turn.trace["steps"] if s["step"] == "timeline")
     if not on:  # the switch off: plain retrieval, no timeline in the trace
         assert "timeline" not in step and f"fact {shown_fact_id('f0zentrix')}" not in seen["ctx"]
         return
@@ -116,7 +116,7 @@ def test_a_before_question_shows_the_earlier_fact_its_message_first_and_nothing_
                                 "bound": switch}
     assert f"Works at: Zentrix (fact {shown_fact_id('f0zentrix')}, until {switch}" in seen["ctx"]
     # and said outright, with the message to cite
-    assert f"What held before Acme: Works at: Zentrix (" in seen["ctx"] and f"to {switch}, fact" in seen["ctx"]
+    assert "What held before Acme: Works at: Zentrix (" in seen["ctx"] and f"to {switch}, fact" in seen["ctx"]
     assert f"fact {shown_fact_id('f0zentrix')}) [msg:{said}]." in seen["ctx"]
     assert seen["ids"][0] == said  # the earlier fact's message leads the evidence
     assert seen["ids"] and all(day_of[m] < switch for m in seen["ids"])
