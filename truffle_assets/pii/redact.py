@@ -55,6 +55,12 @@ def redact_text(text: str, prev_text: str | None = None) -> Redaction:
     return Redaction("".join(out), types, spans, sensitivity_of(types))
 
 
+def redacted_authors(msgs: pl.DataFrame) -> dict[str, str]:
+    """Author name -> its redacted form: names can be phone numbers (unsaved contacts), and
+    downstream of the PII stage only redacted text flows."""
+    return {a: redact_text(a).text for a in msgs["author"].drop_nulls().unique().to_list()}
+
+
 def spans_json(spans: list[Span]) -> str:
     return json.dumps([{"type": s.type, "start": s.start, "end": s.end} for s in spans], separators=(",", ":"))
 

@@ -11,7 +11,7 @@ import uuid
 import dagster as dg
 import pytest
 
-from truffle_assets.defs.ingest.recovery import (
+from truffle_assets.defs.recovery import (
     OWNER_TAG, _local_only, _start_ticks, fail_own_runs, owner_tags, reap_dead_runs,
 )
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import dagster as dg
 
 from truffle_assets.defs.forget.jobs import FORGET_TAG, forget_memory
-from truffle_assets.defs.ingest.recovery import owner_tags
+from truffle_assets.defs.recovery import owner_tags
 from truffle_assets.defs.ingest.runner import ingest_all
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, ModelsResource, PublishedResource, env_var_if_set,

@@ -8,13 +8,13 @@ import polars as pl
 from truffle_assets.faults import crash_point
 from truffle_assets import store
 from truffle_assets.ingest import stage_days
-from truffle_assets.defs.memory.assets import (
-    PARTITIONED, episodes, message_pii, message_streams, month_work, redacted_authors, summaries,
-)
+from truffle_assets.defs.chat_months import PARTITIONED, month_work
+from truffle_assets.defs.memory.assets import episodes, message_pii, message_streams, summaries
 from truffle_assets.defs.metadata import describe_months, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, IndexResource, PublishedResource
 from truffle_assets.forget.caches import purge_index_versions
 from truffle_assets.index.lance import raw_rows_from, summary_rows_from
+from truffle_assets.pii.redact import redacted_authors
 
 
 @dg.asset(

@@ -21,7 +21,7 @@ import dagster as dg
 from truffle_assets import store
 from truffle_assets.ingest import stage_days
 from truffle_assets.defs.ingest.assets import unreadable_observation
-from truffle_assets.defs.ingest.recovery import fail_own_runs, owner_tags, reap_dead_runs
+from truffle_assets.defs.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
 from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.memory.assets import facts

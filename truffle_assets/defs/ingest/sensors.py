@@ -11,7 +11,7 @@ import json
 import dagster as dg
 
 from truffle_assets.defs.ingest.assets import unreadable_observation
-from truffle_assets.defs.ingest.recovery import reap_dead_runs
+from truffle_assets.defs.recovery import reap_dead_runs
 from truffle_assets.defs.partitions import HISTORY_START, chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import ExportsResource

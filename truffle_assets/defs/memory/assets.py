@@ -18,15 +18,16 @@ from truffle_assets import store
 from truffle_assets.ingest import stage_days
 from truffle_assets.files import write_json_atomic
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.metadata import describe_months, month_counts, png_md, uri
-from truffle_assets.defs.partitions import chat_months, months_by_chat, recompute_requested
+from truffle_assets.defs.chat_months import PARTITIONED, ensure_tables, month_work, store_metadata
+from truffle_assets.defs.metadata import png_md, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.ingest.tombstones import drop_facts
 from truffle_assets.memory.facts.consolidation import consolidate
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION, extract_claims
 from truffle_assets.memory.tables import TABLES
-from truffle_assets.pii import redact_messages, redact_text
+from truffle_assets.pii import redact_messages
+from truffle_assets.pii.redact import redacted_authors
 from truffle_assets.memory.profile import (
     CLOSEST_PEOPLE_SQL,
     PEOPLE_MAX,
@@ -39,44 +40,6 @@ from truffle_assets.memory.rosetta import english_tier, normalize_messages
 from truffle_assets.memory.salience import salience_histogram_png, score_episodes, term_document_counts
 from truffle_assets.memory.summaries import rollups as build_rollups
 from truffle_assets.memory.summaries import summarize_episodes
-
-PARTITIONED = dict(
-    partitions_def=chat_months,
-    group_name="memory",
-    pool="duckdb",
-    backfill_policy=dg.BackfillPolicy.single_run(),
-)
-
-
-def _ensure(con, *tables: str) -> None:
-    for t in tables:
-        store.ensure_table(con, t, TABLES[t])
-
-
-def month_work(context: dg.AssetExecutionContext, con, stage: str, upstreams: list[str], salt: str = ""
-               ) -> tuple[dict[str, list], dict[str, stage_days.DayWork]]:
-    """The run's months per chat, and per chat the days of them `stage` must redo."""
-    parts = months_by_chat(context.partition_keys)
-    force = recompute_requested(context)
-    return parts, {chat: stage_days.plan(con, stage, upstreams, chat, months, salt, force)
-                   for chat, months in parts.items()}
-
-
-def store_metadata(context: dg.AssetExecutionContext, con, table: str, parts: dict, work: dict,
-                   written: int, duckdb: DuckDBStore) -> dict:
-    """Per-month figures onto each partition; returns the store-wide ones every partition shares."""
-    own = describe_months(context, parts, work, month_counts(con, table, list(parts)))
-    return {
-        **own,
-        "dagster/row_count": _count(con, table),
-        "dagster/table_name": table,
-        "dagster/uri": uri(duckdb.path),
-        "rows_written": written,
-    }
-
-
-def _count(con, table: str) -> int:
-    return con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
 
 
 class StreamsConfig(dg.Config):
@@ -112,7 +75,7 @@ def message_pii(context: dg.AssetExecutionContext, duckdb: DuckDBStore) -> dg.Ma
     levels: Counter = Counter()
     written = missing = 0
     with duckdb.connect() as con:
-        _ensure(con, "message_pii")
+        ensure_tables(con, "message_pii")
         parts, work = month_work(context, con, "message_pii", ["messages"])
         for chat, w in work.items():
             if not w.todo:  # every day of its months is up to date
@@ -158,7 +121,7 @@ def message_streams(context: dg.AssetExecutionContext, config: StreamsConfig, du
     client = llm.client if config.english_tier else None
     english = client.model if client is not None and client.enabled else "off"
     with duckdb.connect() as con:
-        _ensure(con, "message_streams")
+        ensure_tables(con, "message_streams")
         parts, work = month_work(context, con, "message_streams", ["message_pii"], f"english={english}")
         for chat, w in work.items():
             if not w.todo:  # every day of its months is up to date
@@ -187,11 +150,6 @@ def message_streams(context: dg.AssetExecutionContext, config: StreamsConfig, du
     return dg.MaterializeResult(metadata=meta)
 
 
-def redacted_authors(msgs: pl.DataFrame) -> dict[str, str]:
-    """Author names can be phone numbers (unsaved contacts): downstream only gets them redacted."""
-    return {a: redact_text(a).text for a in msgs["author"].drop_nulls().unique().to_list()}
-
-
 @dg.asset(
     **PARTITIONED,
     deps=[message_streams],
@@ -207,7 +165,7 @@ def episodes(context: dg.AssetExecutionContext, config: EpisodesConfig, duckdb: 
     frames: list[pl.DataFrame] = []
     unchanged = 0
     with duckdb.connect() as con:
-        _ensure(con, "episodes")
+        ensure_tables(con, "episodes")
         parts, work = month_work(context, con, "episodes", ["message_streams"], config.model_dump_json())
         for chat, w in work.items():
             if not w.todo:  # every day of its months is up to date
@@ -281,7 +239,7 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
     # Two short visits to the store around the LLM calls, which hold no lock: outside the `duckdb`
     # pool, one chat's summaries overlap another chat's DuckDB steps (multiprocess executor).
     with duckdb.connect() as con:
-        _ensure(con, "summaries", "rollups", "llm_fact_candidates")
+        ensure_tables(con, "summaries", "rollups", "llm_fact_candidates")
         parts, work = month_work(context, con, "summaries", ["episodes"], salt)
         inputs = {chat: store.read_days(con, "episodes", chat, w.days) for chat, w in work.items() if w.todo}
     llm_client = client if client.enabled else None
@@ -348,7 +306,7 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
 def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: ExportsResource) -> dg.MaterializeResult:
     written = 0
     with duckdb.connect() as con:
-        _ensure(con, "fact_claims", "facts", "llm_fact_candidates")
+        ensure_tables(con, "fact_claims", "facts", "llm_fact_candidates")
         # the extractor's version salts the day digests: a new reader re-reads every day once
         parts, work = month_work(context, con, "facts", ["message_streams", "summaries"], EXTRACTOR_VERSION)
         for chat, w in work.items():
@@ -415,7 +373,7 @@ class ProfileConfig(dg.Config):
 def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource,
             published: PublishedResource) -> dg.MaterializeResult:
     with duckdb.connect() as con:
-        _ensure(con, "facts")
+        ensure_tables(con, "facts")
         all_facts = store.read_frame(con, "SELECT * FROM facts")
         user = exports.user_name or store.stored_user(con)  # an explicit name still wins
         inputs = stage_days.stage_digest(con, "facts")
