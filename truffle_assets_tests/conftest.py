@@ -1,6 +1,10 @@
+import io
 import os
 import shutil
+import signal
+import subprocess
 import warnings
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -9,6 +13,27 @@ warnings.filterwarnings("ignore", category=Warning, module="dagster")
 os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
 
 FIXTURES = Path(os.environ.get("TRUFFLE_FIXTURES", Path(__file__).resolve().parents[2] / "shared/fixtures/whatsapp"))
+
+
+# What a test starts, by the fixture that starts it: a test using one (directly or through another
+# fixture) gets the marker, so a new test is marked without anyone remembering to.
+FIXTURE_MARKERS = {
+    "browser": "browser",  # runtime_api: headless Chromium
+    "pg_env": "postgres",  # defs/test_postgres_instance: a database on scripts/postgres.sh's server
+    "tiny_gguf_path": "llama",  # the tiny GGUF, served or loaded by llama.cpp
+    "tiny_gguf": "llama",
+    "gguf": "llama",
+    "ggufs": "llama",
+}
+KIND_MARKERS = ("subprocess", "postgres", "browser", "llama", "training")  # each one also means `slow`
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture in FIXTURE_MARKERS.keys() & set(item.fixturenames):
+            item.add_marker(FIXTURE_MARKERS[fixture])
+        if any(item.get_closest_marker(kind) for kind in KIND_MARKERS):
+            item.add_marker("slow")
 
 
 def write_export(folder: Path, name: str, lines: list[str], newline: str = "\n") -> Path:
@@ -50,6 +75,28 @@ def newcomer_env(root: Path) -> dict:
     for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):
         env.pop(var, None)
     return env
+
+
+def run_truffle(env: dict, *argv: str) -> subprocess.CompletedProcess:
+    """`truffle <argv>` run by the CLI's own `main` in this process, under `env` (as `newcomer_env`
+    gives it), its output captured: the command's code path without a new interpreter's start-up.
+    For what is about processes (a kill, a signal, a hang), start the real `truffle` instead."""
+    from truffle_assets import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)  # `main` installs its own handler
+    with pytest.MonkeyPatch.context() as mp, redirect_stdout(out), redirect_stderr(err):
+        for var in set(os.environ) - set(env):
+            mp.delenv(var)
+        for var, value in env.items():
+            mp.setenv(var, value)
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exc:  # argparse refusing the arguments
+            code = exc.code if isinstance(exc.code, int) else 2
+        finally:
+            signal.signal(signal.SIGTERM, sigterm)
+    return subprocess.CompletedProcess(["truffle", *argv], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
