@@ -42,9 +42,10 @@ def _client(ctx: Context):
 
 
 def _fallback(reason: str, detail: str, steps: list[dict], **extra) -> dict:
-    """The update of a turn that falls back to retrieval only: `steps` and a fallback step join the trace."""
-    return {"fallback": reason, "fallback_detail": detail[:500],
-            "trace": [*steps, {"step": "fallback", "reason": reason, "detail": detail[:500]}], **extra}
+    """The update of a turn that falls back to retrieval only: `steps` and a fallback step (with the
+    reason's detail) join the trace."""
+    return {"fallback": reason, "trace": [*steps, {"step": "fallback", "reason": reason, "detail": detail[:500]}],
+            **extra}
 
 
 # ---- the model ----------------------------------------------------------------------------------------

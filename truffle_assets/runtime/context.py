@@ -278,6 +278,6 @@ def compose_context(state: State, runtime: Runtime[Context]) -> dict:
     context_ids = list(dict.fromkeys(state.context_ids + shown))
     step = {"step": "compose_context", "round": state.recall_count, "tokens": tokens, "dropped": dropped,
             "limits": limits, "shown": shown, "tokenizer": counter.name, "ms": elapsed_ms(t0)}
-    return {"prompt": prompt, "tokens": tokens, "dropped": dropped, "context_ids": context_ids,
+    return {"prompt": prompt, "tokens": tokens, "context_ids": context_ids,
             "profile_shown": [e.fact for e in p_kept if e.fact],
             "trace": [step]}

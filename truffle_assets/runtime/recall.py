@@ -37,8 +37,7 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
     rnd = state.recall_count + 1
     pool = {i["message_id"]: i for i in state.items}
     summaries = {s["episode_id"]: s for s in state.summaries}
-    facts, notes, intents, steps = list(state.facts), list(state.recall_notes), list(state.intents), []
-    executed = list(state.tool_calls)
+    facts, notes, steps = list(state.facts), list(state.recall_notes), []
     for call in state.pending_calls[:MAX_CALLS_PER_RECALL]:
         t0 = time.perf_counter()
         intent = RecallIntent.from_call(call["name"], call.get("arguments") or {}, state.participants)
@@ -80,10 +79,8 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
             error = f"{type(exc).__name__}: {exc}"[:300]
         args = ", ".join(f"{k}={v!r}" for k, v in (call.get("arguments") or {}).items())
         notes.append(text("recall_done", n=rnd, call=f"{intent.tool}({args})"[:240], found=len(new)))
-        intents.append(intent.model_dump(mode="json"))
-        executed.append(call)
-        steps.append({"step": "recall_retrieve", "round": rnd, "intent": intent.model_dump(mode="json"),
+        steps.append({"step": "recall_retrieve", "round": rnd, "call": call, "intent": intent.model_dump(mode="json"),
                       "new_ids": new, "error": error, "ms": elapsed_ms(t0)})
     return {"items": list(pool.values()), "summaries": list(summaries.values()), "facts": facts,
-            "recall_notes": notes, "intents": intents, "tool_calls": executed, "recall_count": rnd,
+            "recall_notes": notes, "recall_count": rnd,
             "pending_calls": [], "trace": steps}

@@ -236,13 +236,13 @@ def finalize(state: State, runtime: Runtime[Context]) -> dict:
     """The answer the user sees: the draft after every repair pass, and its freshness lines."""
     draft, done, details = repair(state, runtime.context)
     cites, weak = draft.cited(), draft.weak()
-    fallback = {"fallback": draft.fallback, "fallback_detail": draft.fallback_detail} if draft.fallback else {}
     answer = draft.body + ("\n\n" + "\n".join(draft.freshness) if draft.freshness else "")
     found = {k: details.get(k, []) for k in ("invalid_citations", "attributed", "dated", "self_named", "scrubbed")}
     step = {"step": "finalize", "citations": cites, **{k: found[k] for k in ("invalid_citations", "attributed",
             "dated", "self_named")}, "uncertain": weak, "scrubbed": found["scrubbed"],
             "fallback": draft.fallback or state.fallback, "repairs": done}
-    return {"answer": answer, "body": draft.body, "citations": cites, "invalid_citations": found["invalid_citations"],
-            "items": list(draft.items.values()), "attributed": found["attributed"], "self_named": found["self_named"],
-            "uncertain": weak, "freshness": list(draft.freshness), "scrubbed": found["scrubbed"], "trace": [step],
-            **fallback}
+    if draft.fallback:
+        step["fallback_detail"] = draft.fallback_detail
+    return {"answer": answer, "body": draft.body, "citations": cites, "items": list(draft.items.values()),
+            "uncertain": weak, "freshness": list(draft.freshness), "trace": [step],
+            **({"fallback": draft.fallback} if draft.fallback else {})}

@@ -277,15 +277,19 @@ class ChatService:
         sources = [{k: by_id[c].get(k) for k in ("message_id", "chat_id", "ts", "author", "uncertain")}
                    | {"text": as_written(by_id[c].get("shown_text"), by_id[c].get("text"))}
                    for c in out.get("citations", []) if c in by_id]
+        steps = out.get("trace", [])
+        recalls = [s for s in steps if s["step"] == "recall_retrieve"]
+        final = next((s for s in reversed(steps) if s["step"] == "finalize"), {})
+        composed = next((s for s in reversed(steps) if s["step"] == "compose_context"), {})
+        fell = next((s for s in reversed(steps) if s["step"] == "fallback"), {})
         trace = {
-            "steps": out.get("trace", []), "recalls": out.get("intents", []), "tool_calls": out.get("tool_calls", []),
+            "steps": steps, "recalls": [s["intent"] for s in recalls], "tool_calls": [s["call"] for s in recalls],
             "recall_count": out.get("recall_count", 0), "max_recalls": out.get("max_recalls"),
             "llm_calls": out.get("llm_calls", 0), "usage": out.get("usage", {}),
             "context_ids": out.get("context_ids", []), "profile_shown": out.get("profile_shown", []),
-            "dropped": out.get("dropped", {}),
-            "invalid_citations": out.get("invalid_citations", []), "attributed": out.get("attributed", []),
-            "self_named": out.get("self_named", []),
-            "scrubbed": out.get("scrubbed", []), "fallback_detail": out.get("fallback_detail"), "tokenizer": serving.counter.name,
+            "dropped": composed.get("dropped", {}),
+            **{k: final.get(k, []) for k in ("invalid_citations", "attributed", "self_named", "scrubbed")},
+            "fallback_detail": final.get("fallback_detail") or fell.get("detail"), "tokenizer": serving.counter.name,
             "budget": serving.config.budget.model_dump(), "refused_kind": out.get("refused_kind"),
             "model_file": Path(serving.config.endpoint.gguf).name if serving.config.endpoint.gguf else None,
         }
@@ -419,11 +423,11 @@ class ChatService:
             prompt = out.get("prompt") or [{"role": "system", "content": system_prompt()}, *messages[-1:]]
             stored = [{"role": m["role"], "content": privacy.redact_data(m["content"])} for m in prompt]
             changed = any(a["content"] != m["content"] for a, m in zip(stored, prompt))
-            principals = (["denied"] if result.refused else []) + (["redacted"] if changed or out.get("scrubbed") else [])
+            principals = (["denied"] if result.refused else []) + (["redacted"] if changed or result.trace["scrubbed"] else [])
             write_turn(cfg.store_dir, result.turn_id, result.conversation_id,
                        messages=stored if content else None, answer=result.body if content else None,
                        model=result.model, template_version=template_version(),
-                       retrieval_ids=out.get("context_ids", []), tool_calls=out.get("tool_calls", []),
+                       retrieval_ids=out.get("context_ids", []), tool_calls=result.trace["tool_calls"],
                        tokens=result.tokens, latency_ms=result.latency_ms, reroll_of=result.reroll_of,
                        principals=principals, keep_content=content)
             result.kept = True

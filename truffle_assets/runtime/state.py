@@ -2,7 +2,9 @@
 the nodes read and update, and the `RecallIntent` a tool-call envelope becomes.
 
 `State.trace` is a LangGraph reducer (`operator.add`): a node returns only its own steps
-(`{"trace": [step]}`) and LangGraph appends them in the order the nodes ran.
+(`{"trace": [step]}`) and LangGraph appends them in the order the nodes ran. What a node did —
+the budgets' dropped entries, the recalls' calls, the repairs' changes — is in its step, not in a
+field of its own (`ChatService` reads them from there for `TurnResult.trace`).
 """
 
 from __future__ import annotations
@@ -66,10 +68,15 @@ class InputState:
 
 @dataclass(kw_only=True)
 class State(InputState):
+    """What the nodes hand each other, and what the caller reads when the turn ends. A node's own
+    working values stay local to it; what a node did goes in its trace step."""
+
+    # the question (guard)
     question: str = ""
     history: list[dict] = field(default_factory=list)      # earlier user/assistant turns
-    refused_kind: str | None = None
+    refused_kind: str | None = None                         # the secret kind asked for, when refused
     refused: bool = False
+    # the memory read for it (load_profile, timeline, retrieval, recall)
     profile: dict | None = None                             # the published profile blob
     facts: list[dict] = field(default_factory=list)         # facts shown as such: timeline neighbours, get_fact recalls
     search: dict | None = None                              # an anchored question's {query, since, until} (timeline)
@@ -78,33 +85,28 @@ class State(InputState):
     candidates: list[dict] = field(default_factory=list)    # message hits of the question's retrieval
     items: list[dict] = field(default_factory=list)         # the evidence pool (EvidenceItem dicts + round)
     watermarks: dict[str, str] = field(default_factory=dict)
-    participants: list[str] = field(default_factory=list)
+    participants: list[str] = field(default_factory=list)   # names a recall's query may mention
+    recall_notes: list[str] = field(default_factory=list)   # what each recall found, said in the next prompt
+    recall_count: int = 0
+    # the prompt (compose_context)
     prompt: list[dict] = field(default_factory=list)        # the messages of the latest compose_context
     context_ids: list[str] = field(default_factory=list)    # every message id shown to the model this turn
     profile_shown: list[str] = field(default_factory=list)  # fact ids of the profile lines in the latest prompt
     tokens: dict[str, int] = field(default_factory=dict)
-    dropped: dict[str, int] = field(default_factory=dict)
-    recall_count: int = 0
-    intents: list[dict] = field(default_factory=list)
-    pending_calls: list[dict] = field(default_factory=list)
-    tool_calls: list[dict] = field(default_factory=list)
-    recall_notes: list[str] = field(default_factory=list)
-    trace: Annotated[list[dict], operator.add] = field(default_factory=list)  # nodes append their steps
-    llm_calls: int = 0
+    # the model's reply (answer_or_request_recall)
+    pending_calls: list[dict] = field(default_factory=list)  # read-tool calls for recall_retrieve
     raw_output: str | None = None
-    served_model: str | None = None
+    llm_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
+    served_model: str | None = None
+    fallback: str | None = None                             # why the answer is retrieval-only
+    # the answer (refuse, finalize)
     answer: str = ""
     body: str = ""                                           # the answer without the freshness lines
     citations: list[str] = field(default_factory=list)
-    invalid_citations: list[str] = field(default_factory=list)
-    attributed: list[dict] = field(default_factory=list)    # citations finalize re-pointed or added
-    self_named: list[str] = field(default_factory=list)     # sentences dropped for naming the user as someone else
     uncertain: list[str] = field(default_factory=list)
     freshness: list[str] = field(default_factory=list)
-    scrubbed: list[str] = field(default_factory=list)
-    fallback: str | None = None
-    fallback_detail: str | None = None
+    trace: Annotated[list[dict], operator.add] = field(default_factory=list)  # nodes append their steps
 
 
 class RecallIntent(BaseModel):

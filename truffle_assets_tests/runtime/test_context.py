@@ -89,7 +89,7 @@ def test_layout_when_everything_fits(qwen_tokens, tmp_path):
     assert _raw_lines(out) == [f"[msg:m001] Priya Sharma (2 September 2022): {items[1]['text']}",
                                f"[msg:m003] Priya Sharma (4 September 2022): {items[0]['text']}"]
     assert out["context_ids"] == step["shown"] == ["m001", "m003"]  # in priority order, best first
-    assert out["dropped"] == {"profile": 0, "summaries": 0, "raw": 0, "dialogue": 0}
+    assert out["trace"][0]["dropped"] == {"profile": 0, "summaries": 0, "raw": 0, "dialogue": 0}
     tokens = out["tokens"]
     assert tokens["prompt"] == qwen_tokens.count_messages(prompt)
     assert tokens["total"] == tokens["prompt"] + 64 and tokens["cap"] == 128_000
@@ -116,7 +116,7 @@ def test_every_section_within_its_budget_lowest_priority_dropped(qwen_tokens, tm
                          qwen_tokens, tmp_path, **budget)
     for sec, limit in budget.items():
         assert 0 < out["tokens"][sec] <= limit, (sec, out["tokens"])
-        assert out["dropped"][sec] > 0, sec
+        assert out["trace"][0]["dropped"][sec] > 0, sec
     ctx = _context(out)
     raw = "Retrieved messages:" + ctx.split("Retrieved messages:", 1)[1]
     assert qwen_tokens.count(raw) == out["tokens"]["raw"] <= 300
@@ -136,7 +136,7 @@ def test_latest_recall_round_is_shown_before_better_scored_evidence(qwen_tokens,
     one = qwen_tokens.count(f"[msg:m000] Priya Sharma: {items[0]['text']}") + 1
     out, step = _compose(_state(items=items, recall_count=1), qwen_tokens, tmp_path, raw=5 * one + 8)
     assert step["shown"][:3] == ["m050", "m051", "m052"]
-    assert len(step["shown"]) < len(items) and out["dropped"]["raw"] == len(items) - len(step["shown"])
+    assert len(step["shown"]) < len(items) and out["trace"][0]["dropped"]["raw"] == len(items) - len(step["shown"])
     assert text("recall_available", left=1) in _context(out)
 
 
@@ -145,7 +145,7 @@ def test_recalled_facts_come_first_in_the_profile(qwen_tokens, tmp_path):
     out, _ = _compose(_state(profile=_profile(30), facts=[fact]), qwen_tokens, tmp_path, profile=40)
     ctx = _context(out)
     assert "- Allergic to peanuts (fact f99, current)" in ctx
-    assert out["tokens"]["profile"] <= 40 and out["dropped"]["profile"] > 0
+    assert out["tokens"]["profile"] <= 40 and out["trace"][0]["dropped"]["profile"] > 0
 
 
 def test_weak_matches_are_noted_inside_the_raw_budget(qwen_tokens, tmp_path):
@@ -169,7 +169,7 @@ def _full(qwen_tokens, tmp_path, **kw) -> tuple[State, dict]:
     state = _state(items=[_item(n, n / 100) for n in range(20)], summaries=[_summary(n, n / 10) for n in range(8)],
                    profile=_profile(8), **kw)
     out, _ = _compose(state, qwen_tokens, tmp_path)
-    assert out["dropped"] == {"profile": 0, "summaries": 0, "raw": 0, "dialogue": 0}
+    assert out["trace"][0]["dropped"] == {"profile": 0, "summaries": 0, "raw": 0, "dialogue": 0}
     return state, out["tokens"]
 
 
@@ -182,7 +182,7 @@ def test_cap_takes_earlier_turns_first(qwen_tokens, tmp_path):
     assert out["tokens"]["total"] <= cap
     assert step["limits"]["dialogue"] < WIDE["dialogue"]
     assert {k: step["limits"][k] for k in ("profile", "summaries", "raw")} == {k: WIDE[k] for k in ("profile", "summaries", "raw")}
-    assert out["dropped"]["dialogue"] >= 1 and out["dropped"]["raw"] == out["dropped"]["profile"] == 0
+    assert out["trace"][0]["dropped"]["dialogue"] >= 1 and out["trace"][0]["dropped"]["raw"] == out["trace"][0]["dropped"]["profile"] == 0
     assert out["prompt"][-1]["content"] == state.question
 
 
@@ -191,21 +191,21 @@ def test_cap_then_takes_summaries_then_profile_then_raw(qwen_tokens, tmp_path):
     # a little over: only the summaries give way
     out, step = _compose(state, qwen_tokens, tmp_path, cap=full["total"] - full["summaries"] // 2)
     assert out["tokens"]["total"] <= full["total"] - full["summaries"] // 2
-    assert step["limits"]["summaries"] < WIDE["summaries"] and out["dropped"]["summaries"] > 0
+    assert step["limits"]["summaries"] < WIDE["summaries"] and out["trace"][0]["dropped"]["summaries"] > 0
     assert step["limits"]["profile"] == WIDE["profile"] and step["limits"]["raw"] == WIDE["raw"]
-    assert out["dropped"]["raw"] == out["dropped"]["profile"] == 0
+    assert out["trace"][0]["dropped"]["raw"] == out["trace"][0]["dropped"]["profile"] == 0
     # more than the summaries hold: the profile goes next, the raw evidence still whole
     cap = full["total"] - full["summaries"] - full["profile"] // 2
     out, step = _compose(state, qwen_tokens, tmp_path, cap=cap)
     assert out["tokens"]["total"] <= cap
     assert out["tokens"]["summaries"] == 0 and step["limits"]["profile"] < WIDE["profile"]
-    assert step["limits"]["raw"] == WIDE["raw"] and out["dropped"]["raw"] == 0
+    assert step["limits"]["raw"] == WIDE["raw"] and out["trace"][0]["dropped"]["raw"] == 0
     # more than summaries and profile hold: the raw evidence gives way last, best-scored kept
     cap = full["total"] - full["summaries"] - full["profile"] - full["raw"] // 2
     out, step = _compose(state, qwen_tokens, tmp_path, cap=cap)
     assert out["tokens"]["total"] <= cap
     assert out["tokens"]["summaries"] == out["tokens"]["profile"] == 0
-    assert 0 < out["tokens"]["raw"] < full["raw"] and out["dropped"]["raw"] > 0
+    assert 0 < out["tokens"]["raw"] < full["raw"] and out["trace"][0]["dropped"]["raw"] > 0
     assert step["shown"] == [f"m{n:03d}" for n in range(19, 19 - len(step["shown"]), -1)]
 
 
@@ -231,7 +231,7 @@ def test_question_over_the_dialogue_budget_is_truncated_after_the_history(qwen_t
     out, _ = _compose(_state(question=question, history=history), qwen_tokens, tmp_path, dialogue=dialogue)
     asked = out["prompt"][-1]["content"]
     assert [m["role"] for m in out["prompt"]] == ["system", "system", "user"]
-    assert out["dropped"]["dialogue"] == 2
+    assert out["trace"][0]["dropped"]["dialogue"] == 2
     assert asked and question.startswith(asked) and len(asked) < len(question)
     assert out["tokens"]["dialogue"] == qwen_tokens.message_overhead("user") + qwen_tokens.count(asked) <= dialogue
 
@@ -244,7 +244,7 @@ def test_who_the_user_is_now_comes_first(qwen_tokens, tmp_path):
     profile["facts"]["hobby"] = [{"id": "h1", "text": "Hobby: chess", "predicate": "hobby", "confidence": 0.6}]
     out, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
     assert "- Works at: Northwind (work, fact w1)" in _context(out) and "Hobby: chess" not in _context(out)
-    assert out["dropped"]["profile"] > 0
+    assert out["trace"][0]["dropped"]["profile"] > 0
 
 
 def test_profile_lines_show_a_short_fact_id(qwen_tokens, tmp_path):
@@ -256,7 +256,7 @@ def test_profile_lines_show_a_short_fact_id(qwen_tokens, tmp_path):
     out, _ = _compose(_state(profile=long_ids), qwen_tokens, tmp_path, profile=250)
     ctx = _context(out)
     assert "- Team: squad 0 (work, fact 003f9c)" in ctx and "003f9c1d" not in ctx
-    shown = 20 - out["dropped"]["profile"]
+    shown = 20 - out["trace"][0]["dropped"]["profile"]
     full = sum(qwen_tokens.count(f"- Team: squad {i} (work, fact {i:02d}3f9c1d0e8b7a6f5e4d3c)") + 1 for i in range(20))
     assert shown > 250 // (full / 20) + 2  # more lines than whole ids would leave room for
 

@@ -210,10 +210,10 @@ def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
     run = Runtime(context=Context(published_dir=str(memory)))
     out = finalize(state, run)
     assert out["citations"] == [said["message_id"]]
-    assert out["attributed"] == [{"change": "repointed", "from": [other["message_id"]], "to": said["message_id"],
+    assert out["trace"][0]["attributed"] == [{"change": "repointed", "from": [other["message_id"]], "to": said["message_id"],
                                   "support": 1.0}]
     cited = next(i for i in out["items"] if i["message_id"] == said["message_id"])
     assert cited["via"] == "profile" and isinstance(cited["ts"], str)
     # with no profile fact shown there is nothing it rests on: the citation stays as written
     kept = finalize(replace(state, profile_shown=[]), run)
-    assert kept["citations"] == [other["message_id"]] and kept["attributed"] == []
+    assert kept["citations"] == [other["message_id"]] and kept["trace"][0]["attributed"] == []
