@@ -18,7 +18,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from truffle_assets import store
+from truffle_assets import faults, store
 from truffle_assets.ingest import stage_days
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.recovery import fail_own_runs, owner_tags, reap_dead_runs
@@ -130,6 +130,7 @@ def _materialize(assets: list, instance: dg.DagsterInstance, resources: dict, ta
     """One in-process run owned by this process; a run that failed on Ctrl-C/SIGTERM ends the ingest."""
     result = dg.materialize(assets, instance=instance, resources=resources, tags={**tags, **owner_tags()},
                             raise_on_error=False)
+    faults.stop_if_crashed()  # an armed in-process crash point fired: stop here, as a killed process would
     if not result.success and interrupted(result):  # Dagster turned the signal into a failed step
         raise KeyboardInterrupt
     return result
