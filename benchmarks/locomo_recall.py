@@ -61,12 +61,12 @@ figures are not comparable with these columns.
 Evidence ids are cleaned (`D:11:26` -> `D11:26`, `D8:6; D9:17` -> two ids); ids that name no turn
 are dropped, and a question left without evidence is skipped (counted in the JSON).
 
-`--variant NAME={"keys": 0.4}` adds a system: `retrieve` with those weight overrides (a try).
+`--variant NAME={"keys": 0.4}` adds a system: `retrieve` with those weight overrides.
 `--reuse` keeps a conversation's store when its published latest.json is there (only query-time
 code changed: the build is skipped, the export is re-converted into a scratch folder to map ids);
-without it every run rebuilds from scratch. `--before` also runs `ours-before`: the same `retrieve`
-with the query-time additions switched off (`RetrievalWeights.before()`), for recall and latency
-before/after in one run.
+without it every run rebuilds from scratch. `--plain` also runs `ours-plain`: the same `retrieve`
+with the query-time additions switched off (`RetrievalWeights.plain()`), for recall and latency
+with and without them in one run.
 
 Output: a table, benchmarks/.work/locomo/results.json (per-system metrics, latencies, and per-question
 recall), and a last line `locomo_recall@10=<t> session_recall@10=<s> bm25=<b> dense=<d> mem0=<m>`
@@ -105,7 +105,7 @@ from truffle_assets.evals.locomo import (  # noqa: E402
 
 WORK = ROOT / "benchmarks" / ".work" / "locomo"
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-SYSTEMS = ("ours", "ours-before", "bm25", "dense", "mem0")
+SYSTEMS = ("ours", "ours-plain", "bm25", "dense", "mem0")
 CUTOFFS = (5, 10, 20)
 SESSION_DEPTH = 100  # turns asked of every system; sessions are ranked from these for session-unit recall
 
@@ -161,14 +161,14 @@ def project_systems(index, variants: dict[str, dict] | None = None) -> dict[str,
     def baseline(mode: str) -> Search:
         return lambda q, k: _ids(retrieve_baseline(q, index, k, mode=mode))
 
-    def before(q: str, k: int) -> list[str]:
-        return _ids(retrieve(q, index, k=k, weights=RetrievalWeights.before()))
+    def plain(q: str, k: int) -> list[str]:
+        return _ids(retrieve(q, index, k=k, weights=RetrievalWeights.plain()))
 
     def variant(overrides: dict) -> Search:
         w = RetrievalWeights(**overrides)
         return lambda q, k: _ids(retrieve(q, index, k=k, weights=w))
 
-    return {"ours": ours, "ours-before": before, "bm25": baseline("bm25"), "dense": baseline("dense"),
+    return {"ours": ours, "ours-plain": plain, "bm25": baseline("bm25"), "dense": baseline("dense"),
             **{name: variant(o) for name, o in (variants or {}).items()}}
 
 
@@ -272,8 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-mem0", action="store_true")
     ap.add_argument("--reuse", action="store_true",
                     help="keep a conversation's built store when its latest.json exists (query-time changes only)")
-    ap.add_argument("--before", action="store_true",
-                    help="also run ours-before: retrieve() with the query-time additions off")
+    ap.add_argument("--plain", action="store_true",
+                    help="also run ours-plain: retrieve() with the query-time signals off")
     ap.add_argument("--variant", action="append", default=[], metavar='NAME={"field": value}',
                     help="also run retrieve() with these RetrievalWeights overrides, as system NAME (repeatable)")
     ap.add_argument("--data", default=None, help="locomo10.json (default: shared/benchmarks/locomo/)")
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     cutoffs = sorted(set(CUTOFFS) | {args.k})
     depth = max(*cutoffs, SESSION_DEPTH)
     samples = lc.load_locomo(args.data)[: args.limit]
-    systems = [s for s in SYSTEMS if not (s == "mem0" and args.skip_mem0) and not (s == "ours-before" and not args.before)]
+    systems = [s for s in SYSTEMS if not (s == "mem0" and args.skip_mem0) and not (s == "ours-plain" and not args.plain)]
     variants = {v.split("=", 1)[0]: json.loads(v.split("=", 1)[1]) for v in args.variant}
     systems[1:1] = list(variants)
 

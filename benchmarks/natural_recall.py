@@ -5,12 +5,12 @@ themselves ("Where do I work now?"), in English and Hinglish, on text nobody wro
 
 Each set (`benchmarks/devset/natural` and `benchmarks/devset2/natural`: tuning chats;
 `benchmarks/heldout/natural`: frozen before any tuning) is built through the pipeline once
-(`evals.qa_memory.annotated_memory`, kept under benchmarks/.work/natural/), and every annotated
+(`defs.eval.qa_memory.annotated_memory`, kept under benchmarks/.work/natural/), and every annotated
 question with evidence is asked of `retrieve` under each weight setting below. The same sets are
 built a second time with passages as they were before the English gloss (`TRUFFLE_GLOSS_PASSAGES=0`,
 in a child process, under benchmarks/.work/natural-plain/) and asked with the shipped weights, so
 the gloss's gain is measured in the same run. Evidence = the messages of the question's annotated
-facts and their restatements (`evals.qa.natural_questions`). Recall@k = share of a question's
+facts and their restatements (`evals.questions.natural_questions`). Recall@k = share of a question's
 evidence messages in the top k; "any@k" = share of questions with at least one in the top k.
 Last line: `natural_recall@10 dev=<d> dev2=<d2> heldout=<h>` for the shipped weights (the child's
 "plain passages" lines come first).
@@ -42,7 +42,7 @@ def settings():
     from truffle_assets.retrieval import RetrievalWeights
 
     return {
-        "before 2026-11-27": RetrievalWeights.before(),
+        "plain (no query-time signals)": RetrievalWeights.plain(),
         "asking + semantic 0.5": RetrievalWeights(unnamed_dense=False, self_speaker=False),
         "+ unnamed dense": RetrievalWeights(self_speaker=False),
         "shipped (+ self speaker)": RetrievalWeights(),

@@ -16,13 +16,13 @@ Never LoCoMo: LoCoMo is the evaluation (benchmarks/locomo_recall.py). Data here:
    * `learned`: logistic regression (scikit-learn, L2, C=1) of "candidate is evidence" on
      `fusion.features` over the training questions' pools; written to
      truffle_assets/retrieval/fusion_weights.json with the data it was fitted on and its scores.
-   Held-out recall@10 is printed for `before` (RetrievalWeights.before(), asked through `retrieve`),
+   Held-out recall@10 is printed for `plain` (RetrievalWeights.plain(), asked through `retrieve`),
    the chosen `score` weights and `learned`.
    * `score` grid: the hand fusion with `keys`, `answer` weights (GRID), episode blend (EPISODE) and
      per-episode cap (PER_EPISODE), best on the training split (ties: smaller weights, default blend,
      no cap); `learned` gets the same blend/cap choice on the training split.
 `--reuse-pools` re-fits on the pools the last run saved (pickled under the work folder).
-Last line: `fusion_heldout_recall@10 before=<b> default=<d> score=<s> learned=<l>` (`default`: the
+Last line: `fusion_heldout_recall@10 plain=<b> default=<d> score=<s> learned=<l>` (`default`: the
 RetrievalWeights `retrieve` ships with, re-scored on the same pools).
 """
 
@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             rows, sig = candidate_signals(q["question"], idx, RetrievalWeights(fusion="learned"))
             if not rows:
                 continue
-            before = retrieve(q["question"], idx, k=K, weights=RetrievalWeights.before()).message_ids
+            plain = retrieve(q["question"], idx, k=K, weights=RetrievalWeights.plain()).message_ids
             pools.append({**q, "seed": seed, "ids": [r["message_id"] for r in rows],
-                          "episodes": [r["episode_id"] for r in rows], "sig": sig, "before": before})
+                          "episodes": [r["episode_id"] for r in rows], "sig": sig, "plain": plain})
         print(f"seed {seed}: {len(qs)} questions, store {tb2 - tb:.0f}s, pools {time.perf_counter() - tb2:.0f}s",
               flush=True)
 
@@ -215,14 +215,14 @@ def main(argv: list[str] | None = None) -> int:
              for w in [RetrievalWeights(fusion="learned", episode=ep, per_episode=cap)]]
     learned_w = max(lgrid, key=lambda g: g[:3])[-1]
     res = {
-        "before": statistics.fmean(recall(p["before"], p["gold"]) for p in test) if test else 0.0,
+        "plain": statistics.fmean(recall(p["plain"], p["gold"]) for p in test) if test else 0.0,
         "default": mean_recall(test, RetrievalWeights()),  # what retrieve() ships with
         "score": mean_recall(test, score_w),
         "learned": mean_recall(test, learned_w),
     }
     res_train = {"default": mean_recall(train, RetrievalWeights()),
                  "score": mean_recall(train, score_w), "learned": mean_recall(train, learned_w),
-                 "before": statistics.fmean(recall(p["before"], p["gold"]) for p in train)}
+                 "plain": statistics.fmean(recall(p["plain"], p["gold"]) for p in train)}
     spec["heldout_recall@10"] = {k: round(v, 4) for k, v in res.items()}
     spec["train_recall@10"] = {k: round(v, 4) for k, v in res_train.items()}
     spec["score_weights_picked"] = picked(score_w)
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train recall@{K}: " + " ".join(f"{k}={v:.3f}" for k, v in res_train.items()))
     print(f"weights: {out} ({time.perf_counter() - t0:.0f}s)")
     print(f"score: {picked(score_w)}; learned: {picked(learned_w)}")
-    print(f"fusion_heldout_recall@{K} before={res['before']:.3f} default={res['default']:.3f} "
+    print(f"fusion_heldout_recall@{K} plain={res["plain"]:.3f} default={res['default']:.3f} "
           f"score={res['score']:.3f} learned={res['learned']:.3f}")
     return 0
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/grounded_pack.py                 # training seeds 11-14 + both dev sets
 
-Each seed's corpus is built once through the pipeline (`evals.qa_memory.qa_memory`, cached under
+Each seed's corpus is built once through the pipeline (`defs.eval.qa_memory.qa_memory`, cached under
 `--work`) and asked its `train` questions through `ChatService.compose` at the embedded model's
 budget; `training.grounded.rows_for` writes the answers. Seed 7 and the held-out natural set are
 the QA suite's (`benchmarks/qa_eval.py`) and are never used here. The two dev sets

@@ -55,8 +55,9 @@ class RetrievalWeights(BaseModel):
     uncertain_below: float = 0.45  # fused scores below this (on the 0..1 score scale) are flagged
 
     @classmethod
-    def before(cls) -> "RetrievalWeights":
-        """The weights as they were before issue 15's additions (benchmarks compare against it)."""
+    def plain(cls) -> RetrievalWeights:
+        """Score fusion with none of the query-time signals (asking, self speaker, unnamed dense) and
+        semantic 1.0: the ablation baseline the retrieval benchmarks compare against."""
         return cls(fusion="score", keys=0.0, answer=0.0, per_episode=0, episode=0.4, semantic=1.0, asking=0.0,
                    unnamed_dense=False, self_speaker=False)
 
