@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train recall@{K}: " + " ".join(f"{k}={v:.3f}" for k, v in res_train.items()))
     print(f"weights: {out} ({time.perf_counter() - t0:.0f}s)")
     print(f"score: {picked(score_w)}; learned: {picked(learned_w)}")
-    print(f"fusion_heldout_recall@{K} plain={res["plain"]:.3f} default={res['default']:.3f} "
+    print(f"fusion_heldout_recall@{K} plain={res['plain']:.3f} default={res['default']:.3f} "
           f"score={res['score']:.3f} learned={res['learned']:.3f}")
     return 0
 
