@@ -102,7 +102,7 @@ def _args(argv, memory, tmp_path, base_url):
 
 
 def test_cli_ask_json(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
-    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+    monkeypatch.setattr("truffle_assets.runtime.model_lease.ModelLease.tokenizer_source",
                         lambda self: (qwen_tokens.source, None))
     args = _args(["ask", "Where does Arjun live now?", "--json"], memory, tmp_path, llm.base_url)
     assert args.func is ask_main and args.func(args) == 0
@@ -112,7 +112,7 @@ def test_cli_ask_json(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
 
 
 def test_cli_chat_repl(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
-    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+    monkeypatch.setattr("truffle_assets.runtime.model_lease.ModelLease.tokenizer_source",
                         lambda self: (qwen_tokens.source, None))
     lines = iter(["Where does Arjun live now?", ":up", ":down too short", ":reroll", "and Priya?", ":quit"])
     args = _args(["chat", "--log"], memory, tmp_path, llm.base_url)
@@ -174,7 +174,7 @@ def test_retrieval_trace_follows_the_choice(make_service, llm):
 
 
 def test_cli_chat_says_what_is_not_kept(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
-    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+    monkeypatch.setattr("truffle_assets.runtime.model_lease.ModelLease.tokenizer_source",
                         lambda self: (qwen_tokens.source, None))
     lines = iter(["Where does Arjun live now?", ":up", ":reroll", ":quit"])
     assert chat_main(_args(["chat"], memory, tmp_path, llm.base_url), read=lambda prompt: next(lines)) == 0
@@ -186,7 +186,7 @@ def test_cli_chat_says_what_is_not_kept(memory, tmp_path, llm, qwen_tokens, caps
 
 
 def test_cli_logging_saves_the_choice_for_every_command(memory, tmp_path, llm, qwen_tokens, capsys, monkeypatch):
-    monkeypatch.setattr("truffle_assets.runtime.service.ChatService.tokenizer_source",
+    monkeypatch.setattr("truffle_assets.runtime.model_lease.ModelLease.tokenizer_source",
                         lambda self: (qwen_tokens.source, None))
     p = argparse.ArgumentParser()
     add_runtime_commands(p.add_subparsers(dest="cmd"))
