@@ -1,10 +1,9 @@
 """Questions anchored on another fact: "Where did I work before Northwind Analytics?", "Who did I date
 before Priya?".
 
-Retrieval reads such a question as one about its anchor: every line naming Northwind scores, and the
-small model answered "You worked at Northwind Analytics before it" (validation: 6 of the 13
-answerable questions whose fact's message the prompt missed were "before X"). The published facts
-know the order. The fact the anchor's fact superseded (or the same predicate's latest fact that
+Retrieval reads such a question as one about its anchor: every line naming Northwind scores, and a
+small model answers "You worked at Northwind Analytics before it". The published facts know the
+order. The fact the anchor's fact superseded (or the same predicate's latest fact that
 ended before it began) is what held before, and the anchor's `valid_from` is when "before" ends.
 `resolve` finds both. The `timeline` node (the graph's step before retrieval) then has the turn show
 that fact with its evidence messages above every hit (`State.pinned`) and search the question
