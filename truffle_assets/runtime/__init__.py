@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Budget", "ChatService", "EndpointConfig", "Policy", "RecallIntent", "RuntimeConfig", "TokenCounter",
-           "TurnResult", "open_service"]
+__all__ = ["Budget", "ChatService", "EndpointConfig", "Policy", "RecallIntent", "Repairs", "RuntimeConfig",
+           "TokenCounter", "TurnResult", "open_service"]
 
-_WHERE = {"Budget": "config", "EndpointConfig": "config", "Policy": "config", "RuntimeConfig": "config",
+_WHERE = {"Budget": "config", "EndpointConfig": "config", "Policy": "config", "Repairs": "config", "RuntimeConfig": "config",
           "ChatService": "service", "TurnResult": "service", "open_service": "service",
           "RecallIntent": "state", "TokenCounter": "tokens"}
 
 if TYPE_CHECKING:
-    from truffle_assets.runtime.config import Budget, EndpointConfig, Policy, RuntimeConfig
+    from truffle_assets.runtime.config import Budget, EndpointConfig, Policy, Repairs, RuntimeConfig
     from truffle_assets.runtime.service import ChatService, TurnResult, open_service
     from truffle_assets.runtime.state import RecallIntent
     from truffle_assets.runtime.tokens import TokenCounter
