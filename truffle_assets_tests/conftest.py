@@ -64,12 +64,13 @@ TWO_CHATS = {
 
 
 def newcomer_env(root: Path) -> dict:
-    """The environment `truffle ingest` runs in for a newcomer with data root `root`: a fresh local
-    SQLite instance holding the project's dagster.yaml, offline, no crash point set."""
+    """The environment `truffle ingest` runs in for a newcomer with data root `root`: a local SQLite
+    instance (fresh unless the root holds one) with the project's dagster.yaml, offline, no crash
+    point set."""
     from truffle_assets import paths
 
     home = root / "dagster_home"
-    home.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)  # a copied data root brings its instance along
     shutil.copy(paths.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
     env = {**os.environ, "TRUFFLE_HOME": str(root), "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
     for var in ("TRUFFLE_LLM_BASE_URL", "OPENROUTER_API_KEY", "TRUFFLE_CRASH_AT"):

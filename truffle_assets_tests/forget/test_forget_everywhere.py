@@ -1,44 +1,69 @@
 """`truffle forget` on a real ingested corpus: a chat, a message and a fact are gone from DuckDB,
 every retained LanceDB version, the published files, `truffle recall` and the API; a re-ingest of
 the same exports does not bring them back; the memory after forgetting a chat and a message is
-exactly the memory a clean ingest of the exports without them builds; a forget killed half-way is
-finished by running it again."""
+exactly the memory a clean ingest of the exports without them builds; a forget that crashed half-way
+is finished by running it again.
+
+The commands run through the CLI's own `main` in this process (none of these properties is about
+processes: a real kill is proven by the crash-recovery tests), and the corpus is ingested once per
+module; a test that changes it works on a copy of that data root.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import dagster as dg
 import duckdb
 import pytest
 
+from truffle_assets import faults
 from truffle_assets.forget.inventory import left_in_index, left_in_store
-from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, write_export
+from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, run_truffle, write_export
 from truffle_assets_tests.fake_llm import FakeLLM
 
-TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 PRIYA, RAHUL = "WhatsApp Chat with Priya.txt", "WhatsApp Chat with Rahul.txt"
 PUNE = TWO_CHATS[PRIYA][1]
 # the crash tests' two chats, with a secret in Rahul's
 EXPORTS = {PRIYA: TWO_CHATS[PRIYA], RAHUL: [ln.replace("7am", "7am, my otp is 482913 lol") for ln in TWO_CHATS[RAHUL]]}
 
 
-def _truffle(env: dict, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run([TRUFFLE, *args], env=env, capture_output=True, text=True, timeout=timeout)
+def _truffle(env: dict, *args: str, check: bool = True):
+    proc = run_truffle(env, *args)
     if check:
         assert proc.returncode == 0, f"truffle {' '.join(args)}: {proc.returncode}\n{proc.stderr[-4000:]}"
     return proc
 
 
+def _env(root: Path) -> dict:
+    return {**newcomer_env(root), "TRUFFLE_ENTITY_KEYS": "1"}  # keys on: a forget must take them too
+
+
 def _world(root: Path, exports: dict[str, list[str]], *ingest_args: str) -> dict:
     for name, lines in exports.items():
         write_export(root / "exports", name, lines)
-    env = {**newcomer_env(root), "TRUFFLE_ENTITY_KEYS": "1"}  # keys on: a forget must take them too
+    env = _env(root)
     _truffle(env, "ingest", *ingest_args)
     return env
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory) -> Path:
+    """A data root holding the exports, ingested once (not to be changed: tests copy it)."""
+    root = tmp_path_factory.mktemp("ingested")
+    _world(root, EXPORTS)
+    return root
+
+
+def _copy(src: Path, dest: Path) -> dict:
+    """A private copy of the data root `src` at `dest`, and the env to run `truffle` on it. The
+    published pointer names its LanceDB folder by absolute path: the copy's points at the copy."""
+    shutil.copytree(src, dest, dirs_exist_ok=True)
+    pointer = dest / "published" / "latest.json"
+    pointer.write_text(json.dumps({**json.loads(pointer.read_text()), "root": str((dest / "index").resolve())}))
+    return _env(dest)
 
 
 def _db(root: Path) -> duckdb.DuckDBPyConnection:
@@ -56,9 +81,9 @@ def _recall_ids(env: dict, query: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def forgotten(tmp_path_factory) -> dict:
+def forgotten(ingested, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("forget")
-    env = _world(root, EXPORTS)
+    env = _copy(ingested, root)
     with _db(root) as con:
         rahul_ids = {r[0] for r in con.execute("SELECT id FROM messages WHERE chat_id = 'rahul'").fetchall()}
     pune = _message_id(root, "I live in Pune now")
@@ -205,16 +230,16 @@ def test_unknown_ids_and_bad_requests_are_refused(forgotten):
         assert proc.returncode == 2 and why in proc.stderr
 
 
-def test_a_forget_killed_half_way_is_finished_by_running_it_again(tmp_path):
-    env = _world(tmp_path, EXPORTS)
+def test_a_forget_crashed_half_way_is_finished_by_running_it_again(ingested, tmp_path):
+    env = _copy(ingested, tmp_path)
     target = _message_id(tmp_path, "I work at Infosys")
-    # killed after the rebuilt index days are written, before they are published and old versions go
-    killed = _truffle({**env, "TRUFFLE_CRASH_AT": "memory_index:lance_written"}, "forget", "--message", target,
-                      check=False)
-    assert killed.returncode == -9  # SIGKILL at the crash point: the rebuild was under way
+    # crashed after the rebuilt index days are written, before they are published and old versions go
+    with faults.armed("memory_index:lance_written"), pytest.raises(faults.Crash):
+        _truffle(env, "forget", "--message", target)
     with _db(tmp_path) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE id = ?", [target]).fetchall()[0][0] == 0
     assert left_in_index(tmp_path / "index", {target})["lance_raw_rows"] > 0  # old versions still hold it
+    assert not all(t["done"] for t in map(json.loads, _truffle(env, "forget", "--list").stdout.splitlines()))
     _truffle(env, "forget", "--message", target)
     assert not any(left_in_store(tmp_path / "memory.duckdb", {target}, set()).values())
     left = left_in_index(tmp_path / "index", {target})
@@ -222,8 +247,8 @@ def test_a_forget_killed_half_way_is_finished_by_running_it_again(tmp_path):
     assert all(t["done"] for t in map(json.loads, _truffle(env, "forget", "--list").stdout.splitlines()))
 
 
-def test_a_reexport_without_a_day_removes_it_everywhere(tmp_path):
-    env = _world(tmp_path, EXPORTS)
+def test_a_reexport_without_a_day_removes_it_everywhere(ingested, tmp_path):
+    env = _copy(ingested, tmp_path)
     with _db(tmp_path) as con:
         gone = {r[0] for r in con.execute("SELECT id FROM messages WHERE chat_id = 'rahul' AND day = '2024-03-03'"
                                           ).fetchall()}
