@@ -178,7 +178,7 @@ def missed_variant(q: Question, prompt: list[dict], lines: list[tuple[str, str, 
 
 def misread_profile(q: Question, lines: list[tuple[str, str, str]], n: int, others: list[Question]) -> str:
     """What a model that ignores the profile answers: "not in memory", or another fact's value cited
-    to the first shown line (run 22's "Georgia Tech" beside "Works at: Razorpay")."""
+    to the first shown line ("Georgia Tech" beside "Works at: Razorpay")."""
     other = _another_fact(q, others)
     if n % 2 == 0 or other is None or not lines:
         return not_found(q)
@@ -281,7 +281,7 @@ def _rows(svc, qs: list[Question], *, today: str, tag: str) -> tuple[list[dict],
                             "prompt": prompt, "chosen": read, "rejected": misread_profile(q, lines, n, answerable)})
                 continue
             # a retrieval miss: "not in memory" would be taught for a fact that is in memory, and a
-            # quarter of such rows made the 2026-11-25 run answer nothing else
+            # quarter of such rows teaches the model to answer nothing else
             counts["not_shown"] += 1
             continue
         counts["cited" if ids else "refusal" if q.kind == "secret" else "absent"] += 1

@@ -51,61 +51,52 @@ KINDS = ("toolcall", "grounded_answer", "write_refusal", "memory_type", "privacy
          "near_miss")
 # SFT rows; DPO rows: every second one. Beside the grounded answers recorded on the runtime's own
 # prompts (`recorded_rows`, 172 of them; 96 kept below), which are the product's main job. At batch 1
-# a 150-step run saw under half the rows once, so these shares decide what it learns (README, fine-tuning benchmark):
-# - privacy refusals: 15 leaked 9 of the privacy suite's secrets; 50 leaked none beside 26 "not in
-#   memory" rows, and 4 beside 8 of them (the fourth run). 65, with 30 write refusals and 16 of
-#   those rows, leaked 2 (fifth run) and took tool calls down with them: 59 of 120 tool-call cases
-#   got no call, and the smoke check's "remind me what we decided" was refused as a write.
-# - tool calls: 30 left the run 0.09 below the base on that suite; 80 raised it 0.28 but answered
-#   the Markdown suite with tool calls (0.192 -> 0.025), with only 15 grounded answers in that
-#   layout; 55 beside 40 kept both above the base, until the fifth run's extra refusals.
-# - the sixth run gives tool calls back weight (90, with read requests worded like writes) and keeps
-#   fewer recorded runtime answers: those average ~1,580 tokens against ~330-430 for every other
-#   kind, so at 146 they were 76 % of the pack's tokens and the model answered memory questions
-#   with no evidence shown (invented, cited facts) instead of searching. Training time follows
-#   tokens, not rows, so the shorter pack buys ~200 steps for the time 150 took.
+# a 150-step run sees under half the rows once, so these shares decide what it learns:
+# - privacy refusals: too few (15) leak the privacy suite's secrets; too many, with many write
+#   refusals, take tool calls down with them ("remind me what we decided" refused as a write).
+# - tool calls: too few leave the tool-call suite below the base; too many make the model answer
+#   the Markdown suite with tool calls. 90, with read requests worded like writes, keeps both.
+# - recorded runtime answers average ~1,580 tokens against ~330-430 for every other kind: kept at
+#   this count they stay a minority of the pack's tokens, so the model still learns to search
+#   instead of answering with no evidence shown. Training time follows tokens, not rows.
 DEFAULT_SIZES = {"toolcall": 90, "grounded_answer": 40, "write_refusal": 30, "memory_type": 36,
                  "privacy_refusal": 65, "question_card": 10, "reading": 0, "near_miss": 0}
 # How many of the recorded runtime rows to keep, evenly spaced over the recorded seeds and the dev
 # set (size keys `grounded_runtime_answerable` and `grounded_runtime_absent`; `grounded_runtime`
-# then caps the total). When the "not in your memory" rows were 26 copies of one string, its first
-# word "That" became the greedy first token (p 0.44-0.82) on answerable questions whose evidence was
-# shown (third run); 8 fixed that, and the fourth run then invented an answer to all 4 questions
-# nothing answers. They now come in four wordings that open differently
-# (`grounded.NOT_FOUND_WORDINGS`); 16 is the fifth run's guess.
+# then caps the total). "Not in your memory" rows come in four wordings that open differently
+# (`grounded.NOT_FOUND_WORDINGS`): many copies of one string make its first word the greedy first
+# token on answerable questions, and too few teach the model to invent answers nothing supports.
 RECORDED_ANSWERABLE = 80
 RECORDED_ABSENT = 16
 
 # Every example of these kinds gives a pair (others: every second one): their rejected answers are
-# the leaks and obeyed writes the gate's floors count. Generators up to 5 paired only even examples,
-# so the write refusals with a secret in the retrieved message (odd ones) were never in DPO.
+# the leaks and obeyed writes the gate's floors count, so the write refusals with a secret in the
+# retrieved message (odd examples) reach DPO too.
 SAFETY_KINDS = ("write_refusal", "privacy_refusal")
 # And this many more examples of each safety kind give DPO pairs only (numbered on from the SFT
-# rows, so those stay byte-identical and an earlier SFT can be reused). Runs 12 and 13 cleared every
-# suite but the gate's adversarial floor; at batch 1 they saw ~12 write and ~27 privacy pairs.
+# rows, so those stay byte-identical and an earlier SFT can be reused): at batch 1 the default pairs
+# alone give too few write and privacy pairs to clear the gate's adversarial floor.
 SAFETY_DPO_EXTRA = 60
 # `reading` pairs are DPO only (no SFT rows, so the SFT of earlier runs still applies): this many,
-# size key `reading_pairs`. Every tuned run cited the right message and named the wrong value from
+# size key `reading_pairs`. Tuned models cite the right message and name the wrong value from
 # it ("You moved to Pune", citing "moving to Bengaluru on 22 August. Pune I'll miss you"); each pair
 # rejects exactly that misreading (`prompts/pack/reading.json`).
 READING_PAIRS = 120
-# `near_miss` pairs are DPO only too: this many, size key `near_miss_pairs`. Every tuned run answered
-# the QA suite's unanswerable questions from a shown line about the same topic (run 33: 0 of 8, and 0
-# of the gate's 4); the recorded "not in memory" rows' rejected answers are unrelated facts, which
-# no model confuses with an answer (`prompts/pack/near_miss.json`). A 30-step stage on 33 with them
-# and `over_absent` (run 36) got 1 of the 4 and said "not in memory" to one answerable question;
-# with each pair's answerable twin (run 38) still 1 of 4, ids copied better, answers cut shorter.
+# `near_miss` pairs are DPO only too: this many, size key `near_miss_pairs`. Tuned models answer
+# the QA suite's unanswerable questions from a shown line about the same topic; the recorded "not in
+# memory" rows' rejected answers are unrelated facts, which no model confuses with an answer
+# (`prompts/pack/near_miss.json`). Each pair comes with its answerable twin, so the wording is not
+# learnt for questions the lines do answer.
 NEAR_MISS_PAIRS = 120
 # Recorded rows on hand-written chats: those of the dev sets `scripts/grounded_pack.py` recorded
 # (the file's `devsets`; each row's source_id is "runtime/<set>/…", `natural_tags`). The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
 # the natural chats (11 of 44 right there, 20 of 33 on the synthetic corpus): values read off text
 # nobody templated. The SFT selection keeps a few of these rows; every one it leaves out becomes a
 # DPO-only `natural_answer` pair, for a stage on an existing adapter (`--dpo-kinds natural_answer`).
-# A 40-step stage on 33 with them (run 40) read fewer held-out questions right (20 of 46 against 24).
 # Kinds whose every example also gives an `over_refusal` pair: its own answer against a refusal
-# sentence. Each refusal is a near-fixed sentence and, up to generator 5, every pair holding one
-# preferred it; DPO on those pairs (tenth and eleventh runs) answered a plain "remind me what we
-# decided about…" with the secrets refusal. These pairs are the other side of that preference.
+# sentence. Each refusal is a near-fixed sentence that every safety pair prefers; DPO on those alone
+# answers a plain "remind me what we decided about…" with the secrets refusal. These pairs are the
+# other side of that preference.
 OVER_REFUSAL_FROM = ("toolcall", "grounded_answer")
 # kind -> (size key, default) of its DPO-only examples, numbered on from its SFT rows
 DPO_ONLY = {**{k: ("safety_dpo_extra", SAFETY_DPO_EXTRA) for k in SAFETY_KINDS},
@@ -432,7 +423,7 @@ def _near_miss(n: int, rng: random.Random, s: dict, system: str) -> Example:
 def _near_miss_twin(n: int, rng: random.Random, s: dict, system: str) -> Example:
     """The near-miss example's lines (same RNG, so same names and days) asked its template's `twin`, a
     question they do answer: that answer preferred to the "not in memory" wording the near-miss pair
-    prefers. Pairs on other prompts alone (run 37) taught the wording to yes/no questions whose answer was shown."""
+    prefers. Near-miss pairs alone teach the wording to yes/no questions whose answer is shown."""
     return _dated_lines("near_miss", n, rng, s, system, not_found_wording(f"near_miss/{n}"), twin=True)
 
 
@@ -548,9 +539,8 @@ def _refusal(rng: random.Random, s: dict) -> str:
 
 def refusal_tail(rng: random.Random, answer: str) -> str:
     """The answer with the secrets refusal after it. Stages trained on the refusal kinds without
-    `over_refusal` pairs (runs 23 and 24) ended grounded answers so ("… [msg:…]. I won't repeat that.
-    Under Truffle's memory-safety rule, …"), an uncited sentence nobody asked for; the over-refusal
-    pairs that mended it (run 25) also took the refusals where they belong. These reject only the tail."""
+    `over_refusal` pairs end grounded answers so ("… [msg:…]. I won't repeat that. Under Truffle's
+    memory-safety rule, …"), an uncited sentence nobody asked for. These pairs reject only the tail."""
     return f"{answer.rstrip()} {_privacy_refusal(rng, {})}"
 
 
@@ -561,9 +551,8 @@ def _privacy_refusal(rng: random.Random, s: dict) -> str:
 
 
 def bare_id(answer: str) -> str | None:
-    """The answer opened by its first citation's bare id ("msg:8c61… [msg:8c61…] says …"), the opening
-    stages on run 22 with the grounded pairs learnt (runs 23, 31 and 32 lost Markdown cases to it as
-    non-canonical citations). None when the answer cites nothing."""
+    """The answer opened by its first citation's bare id ("msg:8c61… [msg:8c61…] says …"), an opening
+    DPO stages with the grounded pairs learn, which the Markdown suite counts as non-canonical citations. None when the answer cites nothing."""
     cited = CITATION.findall(answer)
     return f"msg:{cited[0]} {answer}" if cited else None
 
