@@ -40,8 +40,8 @@ from truffle_assets.runtime.prompts import text
 from truffle_assets.training.schemas import stable_bucket
 
 # the Markdown suite's `not_found` shape: say so, and offer what can be searched. Several wordings,
-# each opening with another word: 26 rows of one string made its first word the greedy first token
-# on answerable questions too (the third grounded run, README). None opens with "No" or "Yes",
+# each opening with another word: many rows of one string make its first word the greedy first token
+# on answerable questions too. None opens with "No" or "Yes",
 # which answer yes/no questions.
 NOT_FOUND_WORDINGS = (
     "That is not in your memory: I couldn't find any message about it. I can search one chat or a time if you tell me which.",
