@@ -4,9 +4,10 @@
 each test session gets its own database, dropped at the end. `ingest_all` — what `truffle ingest`
 and the sensor's runs do — materializes three small chats (a few days each: every partition costs
 event-log rows, and the point here is the instance) through real runs on that
-instance, then one chat's range runs again as a job on the multiprocess executor, its steps in the
-`duckdb` pool with slots claimed in Postgres. Runs, materializations and partitions are read back
-through the instance and straight from the Postgres tables; the memory must be on disk.
+instance, then two chats' ranges run again at once as jobs on the multiprocess executor, each in
+a process of its own as the daemon launches them, their steps in the `duckdb` pool with slots
+claimed in Postgres. Runs, materializations and partitions are read back through the instance and
+straight from the Postgres tables; the memory must be on disk.
 """
 
 from __future__ import annotations
@@ -62,21 +63,26 @@ PG_ENV = ("DAGSTER_PG_HOST", "DAGSTER_PG_PORT", "DAGSTER_PG_USERNAME", "DAGSTER_
 
 
 def chain_job() -> dg.JobDefinition:
-    """The project's own asset job, run here for the chat × month keys (`asset_selection=CHAT_MONTH_KEYS`)
-    on its default multiprocess executor, as the daemon runs a sensor's or the UI's request.
-    Reconstructable: each step process imports this module and rebuilds the job from `truffle_assets.definitions`."""
+    """The project's definitions with an asset job over the chat × month keys, on Dagster's default
+    multiprocess executor, as the daemon runs a sensor's or the UI's request. Reconstructable: each
+    step process imports this module and rebuilds the job from `truffle_assets.definitions` (the
+    implicit asset job cannot be: its reserved name is refused as a repository's job)."""
     from truffle_assets.definitions import defs
 
-    return defs.resolve_implicit_global_asset_job_def()
+    chain = dg.define_asset_job("chat_month_chain", selection=CHAT_MONTH_KEYS)
+    return dg.Definitions.merge(defs, dg.Definitions(jobs=[chain])).resolve_job_def("chat_month_chain")
 
 
 def _installable() -> bool:
     return bool(shutil.which("pg_ctl") or glob.glob("/usr/lib/postgresql/*/bin/pg_ctl") or shutil.which("apt-get"))
 
 
-pytestmark = pytest.mark.skipif(
-    not _installable(), reason="no PostgreSQL binaries and no apt-get to install them (scripts/postgres.sh needs one)"
-)
+pytestmark = [
+    pytest.mark.skipif(not _installable(),
+                       reason="no PostgreSQL binaries and no apt-get to install them (scripts/postgres.sh needs one)"),
+    pytest.mark.postgres,
+    pytest.mark.subprocess,  # scripts/postgres.sh, the runs' launching processes and their step processes
+]
 
 
 def _script(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -195,37 +201,11 @@ def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
     assert (root / "published" / "profile.json").is_file()
 
 
-def test_multiprocess_run_with_duckdb_pool_on_postgres(built, pg_env):
-    """The executor launched runs use: one step process per asset, each claiming the `duckdb` pool's
-    single slot from Postgres before it opens the store."""
-    root, instance, report = built
-    chat, entry = sorted(report["chats"].items())[0]
-    run = entry["runs"][0]
-    first, last = (date.fromisoformat(run[k] + "-01") for k in ("first_month", "last_month"))
-    with dg.execute_job(dg.reconstructable(chain_job), instance=instance, asset_selection=CHAT_MONTH_KEYS,
-                        tags=chat_range_tags(chat, first, last)) as result:
-        assert result.success
-        run_id = result.run_id
-        steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
-    assert steps == {k.to_python_identifier() for k in CHAT_MONTH_KEYS}
-    events = instance.all_logs(run_id)
-    assert any(e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"
-               and "multiprocess" in e.user_message.lower() for e in events)
-    # every step went through the pool: Postgres holds the duckdb pool, at limit 1, now free
-    info = instance.event_log_storage.get_concurrency_info("duckdb")
-    assert info.slot_count == 1 and not info.claimed_slots and not info.pending_steps
-    assert _sql(pg_env, "SELECT count(*) FROM concurrency_slots WHERE concurrency_key = 'duckdb'")[0][0] == 1
-    pids = {e.dagster_event.pid for e in events if e.dagster_event and e.dagster_event.event_type_value == "STEP_START"}
-    assert len(pids) == len(CHAT_MONTH_KEYS) and os.getpid() not in pids  # one process per step, none in-process
-    # re-running the range redid no day: the store still holds the chat
-    with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM messages WHERE chat_id = ?", [chat]).fetchall()[0][0] > 0
-
-
-def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
-    """Two chats' runs at once on the multiprocess executor (as the daemon runs them, two at a time):
-    `summaries` waits on a slow LLM in pool "llm" while the other run's steps take the `duckdb`
-    pool; no two DuckDB steps ever run at once, and the store ends up whole."""
+@pytest.fixture(scope="module")
+def launched(built) -> dict:
+    """Two chats' ranges at once on the multiprocess executor (the daemon runs two at a time), each
+    run from a process of its own, with `summaries` asking a slow LLM for every episode. Returns the
+    chats, the launching processes' pids, the run ids and each step's (run, step, start, end)."""
     root, instance, report = built
     picked = sorted(report["chats"].items())[:2]
     run_config = {"ops": {"summaries": {"config": {"tier_b": 0.0, "tier_c": 0.7}}}}  # every episode asks the LLM
@@ -239,9 +219,9 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
         # each run in its own process, as the daemon launches them (two runs from threads of one
         # process once hung before either started, and a multiprocessing pool's daemonic workers
         # cannot start the executor's step processes)
-        launched = [_launch_process(chat, entry["runs"][0]["first_month"], entry["runs"][0]["last_month"], run_config)
-                    for chat, entry in picked]
-        run_ids = [_run_id(proc) for proc in launched]
+        procs = [_launch_process(chat, entry["runs"][0]["first_month"], entry["runs"][0]["last_month"], run_config)
+                 for chat, entry in picked]
+        run_ids = [_run_id(proc) for proc in procs]
         assert fake.requests > 0
     spans = []  # (run, step, start, end)
     for run_id in run_ids:
@@ -252,6 +232,34 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
                 starts[e.step_key] = e.timestamp
             elif kind == "STEP_SUCCESS":
                 spans.append((run_id, e.step_key, starts[e.step_key], e.timestamp))
+    return {"chats": [c for c, _ in picked], "launchers": {p.pid for p in procs}, "run_ids": run_ids, "spans": spans}
+
+
+def test_multiprocess_runs_with_duckdb_pool_on_postgres(built, pg_env, launched):
+    """The executor launched runs use: one step process per asset, each claiming the `duckdb` pool's
+    single slot from Postgres before it opens the store."""
+    root, instance, _ = built
+    for run_id in launched["run_ids"]:
+        events = instance.all_logs(run_id)
+        assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.SUCCESS
+        assert {s for r, s, *_ in launched["spans"] if r == run_id} == {k.to_python_identifier() for k in CHAT_MONTH_KEYS}
+        assert any(e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"
+                   and "multiprocess" in e.user_message.lower() for e in events)
+        pids = {e.dagster_event.pid for e in events
+                if e.dagster_event and e.dagster_event.event_type_value == "STEP_START"}
+        # one process per step, none in the process that launched the run (or this one)
+        assert len(pids) == len(CHAT_MONTH_KEYS) and not pids & (launched["launchers"] | {os.getpid()})
+    # every step went through the pool: Postgres holds the duckdb pool, at limit 1, now free
+    info = instance.event_log_storage.get_concurrency_info("duckdb")
+    assert info.slot_count == 1 and not info.claimed_slots and not info.pending_steps
+    assert _sql(pg_env, "SELECT count(*) FROM concurrency_slots WHERE concurrency_key = 'duckdb'")[0][0] == 1
+
+
+def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, launched):
+    """`summaries` waits on a slow LLM in pool "llm" while the other run's steps take the `duckdb`
+    pool; no two DuckDB steps ever run at once, and the store ends up whole."""
+    root, _, _ = built
+    spans = launched["spans"]
     duck = [s for s in spans if s[1] != "summaries"]
     llm = [s for s in spans if s[1] == "summaries"]
     assert len(duck) == 2 * (len(CHAT_MONTH_KEYS) - 1) and len(llm) == 2
@@ -263,8 +271,11 @@ def test_one_chats_llm_step_overlaps_another_chats_duckdb_steps(built, pg_env):
     assert any(overlap(s, d) for s in llm for d in duck if s[0] != d[0])  # LLM time is not DuckDB time
     with duckdb.connect(str(root / "memory.duckdb"), read_only=True) as con:
         sources = dict(con.execute("SELECT source, count(*) FROM summaries WHERE chat_id IN (?, ?) AND tier <> 'A' "
-                                   "GROUP BY ALL", [c for c, _ in picked]).fetchall())
+                                   "GROUP BY ALL", launched["chats"]).fetchall())
+        held = dict(con.execute("SELECT chat_id, count(*) FROM messages WHERE chat_id IN (?, ?) GROUP BY ALL",
+                                launched["chats"]).fetchall())
     assert sources.get("llm", 0) > 0, sources
+    assert sorted(held) == sorted(launched["chats"]) and all(held.values())  # the recomputed ranges are whole
 
 
 def _launch_process(chat: str, first_month: str, last_month: str, run_config: dict) -> subprocess.Popen:
@@ -293,7 +304,6 @@ def _launch(chat: str, first_month: str, last_month: str, run_config: dict) -> s
     first, last = (date.fromisoformat(m + "-01") for m in (first_month, last_month))
     with dg.DagsterInstance.get() as instance:
         with dg.execute_job(dg.reconstructable(chain_job), instance=instance, run_config=run_config,
-                            asset_selection=CHAT_MONTH_KEYS,
                             tags=chat_range_tags(chat, first, last, recompute=True)) as result:
             assert result.success, chat
             return result.run_id
