@@ -24,6 +24,7 @@ FIXTURE_MARKERS = {
     "tiny_gguf": "llama",
     "gguf": "llama",
     "ggufs": "llama",
+    "served": "subprocess",  # runtime_api: `truffle serve` in a process of its own
 }
 KIND_MARKERS = ("subprocess", "postgres", "browser", "llama", "training")  # each one also means `slow`
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from truffle_assets_tests.conftest import FIXTURES
 
@@ -16,6 +17,7 @@ def run(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(TRUFFLE + list(args), capture_output=True, text=True, timeout=300, **kw)
 
 
+@pytest.mark.subprocess
 def test_parse_json_prints_one_entry_per_line_and_summary_on_stderr():
     path = FIXTURES / "JBGruber__rwhatsapp/inst/extdata/sample.txt"
     proc = run("parse", str(path), "--json")
@@ -29,6 +31,7 @@ def test_parse_json_prints_one_entry_per_line_and_summary_on_stderr():
     assert "9 entries (7 authored)" in proc.stderr and "0 quarantined" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_parse_bad_file_names_file_and_line(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("shopping list\nmilk\n")
@@ -37,6 +40,7 @@ def test_parse_bad_file_names_file_and_line(tmp_path):
     assert f"{bad}:1:" in proc.stderr and "no WhatsApp message header" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
     db = workdir / "memory.duckdb"
     proc = run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral")
@@ -58,6 +62,7 @@ def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
     assert edited["chats"]["bob"]["status"] == "up to date"
 
 
+@pytest.mark.subprocess
 def test_synth_then_ingest_end_to_end(tmp_path):
     """The synthetic corpus goes through the real ingest: no line lost, ground-truth ids stored.
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from truffle_assets import paths
 from truffle_assets.runtime.config import RuntimeConfig
@@ -40,6 +41,7 @@ def _probe(env: dict) -> dict[str, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.subprocess
 def test_truffle_home_moves_every_default_path(tmp_path):
     home = tmp_path / "home"
     env = {**os.environ, paths.HOME_ENV: str(home)}
@@ -51,6 +53,7 @@ def test_truffle_home_moves_every_default_path(tmp_path):
     assert got["registry"] == got["rt_registry"] == got["registry_default"]
 
 
+@pytest.mark.subprocess
 def test_without_truffle_home_everything_is_under_the_repo(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != paths.HOME_ENV}
     got = _probe(env)
@@ -66,6 +69,7 @@ def test_runtime_config_reads_the_root_when_built(tmp_path, monkeypatch):
     assert cfg.store_dir == tmp_path.resolve() / "runtime"
 
 
+@pytest.mark.subprocess
 def test_ingest_with_only_truffle_home(workdir, alice_export, bob_export):
     """No --exports or --db: the exports are read from, and the store written to, $TRUFFLE_HOME."""
     env = {**os.environ, paths.HOME_ENV: str(workdir)}

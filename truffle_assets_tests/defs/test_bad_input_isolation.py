@@ -13,6 +13,8 @@ import pytest
 
 from truffle_assets_tests.conftest import newcomer_env
 
+pytestmark = pytest.mark.subprocess  # each case runs `truffle ingest`
+
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 
 

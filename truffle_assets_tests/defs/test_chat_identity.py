@@ -10,9 +10,12 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from truffle_assets.ids import chat_id_for_name, hashed_chat_id
 from truffle_assets_tests.conftest import newcomer_env, write_export
+
+pytestmark = pytest.mark.subprocess  # each case runs `truffle ingest`
 
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 

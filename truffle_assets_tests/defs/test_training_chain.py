@@ -14,6 +14,8 @@ from truffle_assets.definitions import TRAINING_CHAIN
 from truffle_assets.feedback.turns import append_feedback, write_turn
 from truffle_assets.registry import Registry
 
+pytestmark = pytest.mark.training  # builds or trains a tiny model
+
 pytest.importorskip("llama_cpp")
 
 SYSTEM = {"role": "system", "content": "You answer from the user's memory."}

@@ -76,6 +76,8 @@ def _get(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, d
         return e.code, json.loads(e.read().decode() or "{}")
 
 
+@pytest.mark.llama
+@pytest.mark.subprocess
 def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
     gguf = qwen_gguf()
     port, token = free_port(), "serve-Tk4xQ9mZr2Lp7VwB"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from fastapi.testclient import TestClient
 
 from truffle_assets.feedback.turns import load_turns
@@ -99,6 +100,7 @@ def test_unreadable_choice_is_an_error_naming_the_file(make_service, llm):
     assert not ask(client).get("kept") and len(list(svc.config.store_dir.iterdir())) == 1  # still nothing kept
 
 
+@pytest.mark.subprocess
 def test_serve_prints_what_it_keeps(memory, llm, tmp_path):
     store = tmp_path / "runtime"
     store.mkdir()

@@ -14,6 +14,8 @@ from truffle_assets.registry import Registry
 from truffle_assets.training.shipped import (MANIFEST, ShipError, ShipRefused, adapter_for, install, read_manifest,
                                              ship)
 
+pytestmark = pytest.mark.training  # builds or trains a tiny model
+
 pytest.importorskip("llama_cpp")
 
 KEY = "test-key"

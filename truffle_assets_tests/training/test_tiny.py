@@ -11,6 +11,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from truffle_assets.chat_format.template import render, training_template  # noqa: E402
 from truffle_assets.training.tiny import build_tiny_model, build_tokenizer  # noqa: E402
 
+pytestmark = pytest.mark.training  # builds or trains a tiny model
+
 TEXTS = [
     render([{"role": "user", "content": f"Où est Alice ? {i} 🚆"},
             {"role": "assistant", "content": f"À la gare [msg:abc{i:03d}]."}])

@@ -12,6 +12,8 @@ from truffle_assets.training.trainer import (
     LoraParams, TrainingError, check_same_sft, check_trainable, load_base, preflight, train,
 )
 
+pytestmark = pytest.mark.training  # builds or trains a tiny model
+
 SYSTEM = {"role": "system", "content": "You are memory."}
 # a small adapter keeps these runs quick (the trainer's defaults before they followed `truffle train`)
 SMALL = {"rank": 8, "alpha": 16, "seq_len": 512, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
