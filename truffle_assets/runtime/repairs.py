@@ -2,7 +2,7 @@
 
 `finalize` (the graph's last node) starts a `Draft` from the turn — the model's reply, a fallback's
 quoted evidence, or the refusal — and runs `PASSES` over it in order. Each pass is a small function
-`(draft, turn) -> (draft, detail)`, has its own flag in `RuntimeConfig.repairs` (all on by default;
+`(draft, state, ctx) -> (draft, detail)` (the detail is what the trace keeps), has its own flag in `RuntimeConfig.repairs` (all on by default;
 off only to measure what a pass does), and says in the finalize trace step whether it changed the
 answer (`repairs: {name: "changed" | "unchanged" | "off" | "n/a"}`, n/a where it does not apply to
 the draft: a refusal is never repaired, a fallback's quotes need no citation repairs).
@@ -38,7 +38,7 @@ PROFILE_EVIDENCE = 3  # messages per shown profile fact that may become its cita
 
 @dataclass(frozen=True)
 class Draft:
-    """The answer between passes."""
+    """The answer between passes (frozen: a pass returns a new one)."""
 
     origin: Literal["model", "fallback", "refused"]
     body: str
