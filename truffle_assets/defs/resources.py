@@ -162,8 +162,9 @@ class IndexResource(dg.ConfigurableResource):
     model_path: str | None = None
     batch_size: int = 64
     # per-message entity keys (index/keys.py) for RetrievalWeights.keys > 0; off unless TRUFFLE_ENTITY_KEYS=1:
-    # they cost ingest time and the default retrieval does not use them
-    entity_keys: bool = os.environ.get(ENTITY_KEYS_ENV, "") == "1"
+    # they cost ingest time and the default retrieval does not use them. None: the variable decides,
+    # read when the index opens (so a process that sets it after loading the definitions gets it)
+    entity_keys: bool | None = None
     # a Hinglish line's English gloss in its passage (index.lance.passage); TRUFFLE_GLOSS_PASSAGES=0
     # turns it off (benchmarks/natural_recall.py measures both)
     gloss_passages: bool = os.environ.get(GLOSS_PASSAGES_ENV, "1") != "0"
@@ -175,7 +176,8 @@ class IndexResource(dg.ConfigurableResource):
         key = (self.model_path, self.batch_size)
         if key not in _EMBEDDERS:  # loading the model costs seconds: once per process
             _EMBEDDERS[key] = Embedder(self.model_path, batch_size=self.batch_size)
-        return MemoryIndex(self.root, _EMBEDDERS[key], entity_keys=self.entity_keys,
+        keys = self.entity_keys if self.entity_keys is not None else os.environ.get(ENTITY_KEYS_ENV, "") == "1"
+        return MemoryIndex(self.root, _EMBEDDERS[key], entity_keys=keys,
                            gloss_passages=self.gloss_passages)
 
 
