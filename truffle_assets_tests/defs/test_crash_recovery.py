@@ -96,6 +96,7 @@ def clean(tmp_path_factory) -> dict:
     return digest
 
 
+@pytest.mark.slow  # two or three whole ingests per point
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_a_plain_rerun_after_a_crash_converges_to_a_clean_ingest(point, clean, tmp_path):
     env = _world(tmp_path)

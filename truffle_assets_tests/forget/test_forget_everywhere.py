@@ -24,6 +24,8 @@ from truffle_assets.forget.inventory import left_in_index, left_in_store
 from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, run_truffle, write_export
 from truffle_assets_tests.fake_llm import FakeLLM
 
+pytestmark = pytest.mark.slow  # a dozen whole ingests and forgets
+
 PRIYA, RAHUL = "WhatsApp Chat with Priya.txt", "WhatsApp Chat with Rahul.txt"
 PUNE = TWO_CHATS[PRIYA][1]
 # the crash tests' two chats, with a secret in Rahul's
