@@ -241,7 +241,7 @@ def api_cases(built_root: Path) -> list[tuple[str, bool, str]]:
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"truffle serve did not start:\n{server.stderr.read()[-2000:]}")
+                    raise SystemExit(f"truffle serve did not start:\n{server.stderr.read()[-2000:]}") from None
                 time.sleep(0.5)
         before = _rss_mb(server.pid)
         big = "x" * (20 * 1024 * 1024)

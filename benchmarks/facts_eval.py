@@ -100,7 +100,7 @@ def normalized_messages(messages: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     return out, "redact_messages -> normalize_messages"
 
 
-def facts_for(messages: pl.DataFrame, llm: "TierC | None" = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def facts_for(messages: pl.DataFrame, llm: TierC | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     msgs = messages.filter(pl.col("kind") == "message") if "kind" in messages.columns else messages
     claims = extract_claims(msgs)
     if llm is not None:

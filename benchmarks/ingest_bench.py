@@ -120,7 +120,7 @@ def main() -> None:
           flush=True)
 
     t0 = time.perf_counter()
-    IndexResource(root=str(out / "index")).open().embedder.model  # the one ingest_all's IndexResource reuses
+    _ = IndexResource(root=str(out / "index")).open().embedder.model  # the one ingest_all's IndexResource reuses
     load_s = time.perf_counter() - t0
 
     t_epoch, t0 = time.time(), time.perf_counter()

@@ -165,7 +165,7 @@ def main() -> None:
         ):
             secs = msgs = 0
             for p in subset:
-                s, n = timed(lambda p=p: fn(p), args.repeat)
+                s, n = timed(lambda p=p, fn=fn: fn(p), args.repeat)
                 secs += s
                 msgs += n
             results[name] = (secs, msgs)

@@ -56,7 +56,7 @@ import uuid
 import warnings
 from collections import defaultdict
 from copy import deepcopy
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -196,7 +196,7 @@ def mem0_bulk_add(memory, items: list[tuple[str, str]], user_id: str, batch: int
             for j, v in zip(todo, memory.embedding_model.embed_batch([chunk[j][1] for j in todo], "add")):
                 vectors[j] = v
         vectors = [v.tolist() if hasattr(v, "tolist") else v for v in vectors]
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         memory.vector_store.insert(vectors=vectors, ids=[str(uuid.uuid4()) for _ in chunk],
                                    payloads=[mem0_payload(t, mid, user_id, now) for mid, t in chunk])
 

@@ -102,7 +102,7 @@ def writer_lock(path: str | Path, wait_s: float = WRITER_WAIT_S) -> Iterator[Non
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
-                    raise TimeoutError(f"{path}: another process has held the store for {wait_s:.0f}s ({lock})")
+                    raise TimeoutError(f"{path}: another process has held the store for {wait_s:.0f}s ({lock})") from None
                 time.sleep(0.05)
         with _held_guard:
             _held[lock] = [fd, 1]

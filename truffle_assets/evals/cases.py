@@ -86,7 +86,7 @@ def _happy() -> list[dict]:
     for i in range(36):
         q, terms = _SEARCH[i % len(_SEARCH)]
         n, (t, k), p = NAMES[i % len(NAMES)], TOPICS[(i * 5) % len(TOPICS)], PLACES[i % len(PLACES)]
-        fill = lambda s: s.format(n=n, t=t, k=k, p=p)  # noqa: E731
+        fill = lambda s, n=n, t=t, k=k, p=p: s.format(n=n, t=t, k=k, p=p)  # noqa: E731
         groups = [[fill(x) for x in terms]] if isinstance(terms, list) else [[fill(terms)]]
         cases.append(("search", fill(q), _call("search_memory", query_terms=groups)))
     for i, q in enumerate(("Show me message {m}", "What does message {m} say?", "Read message {m} to me",

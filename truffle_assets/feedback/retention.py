@@ -13,7 +13,7 @@ and no training code here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta, UTC
 from pathlib import Path
 
 from truffle_assets.feedback.turns import STREAMS
@@ -33,7 +33,7 @@ def retrieval_log_paths(store_dir: str | Path) -> list[Path]:
 
 def cutoff_for(retention_days: int, today: date | datetime | None = None) -> date:
     """The first day still kept: files of earlier days go."""
-    today = today or datetime.now(timezone.utc)
+    today = today or datetime.now(UTC)
     day = today.date() if isinstance(today, datetime) else today
     return day - timedelta(days=retention_days)
 

@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, UTC
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,7 @@ def load_turns(runtime_dir: str | Path, since: date | str | None = None,
 # --- writers (the runtime's side) -------------------------------------------------------------
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _line(rec: dict[str, Any]) -> bytes:

@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -384,7 +384,7 @@ def purge_runtime(runtime_dir: str | Path, forgotten: Forgotten, dry_run: bool =
         if matcher:
             counts["retrieval_logs"] = sum(_purge_log(p, matcher, dry_run) for p in logs)
         if not dry_run and any(counts.values()):
-            ledger["purges"].append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            ledger["purges"].append({"at": datetime.now(UTC).isoformat(timespec="seconds"),
                                      "turns": len(new), "counts": counts})
             write_json_atomic(root / LEDGER, ledger)
     return counts

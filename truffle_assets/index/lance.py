@@ -32,7 +32,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,7 @@ class MemoryIndex:
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    def open_published(cls, pointer_path: str | Path, embedder: Embedder | None = None) -> "MemoryIndex":
+    def open_published(cls, pointer_path: str | Path, embedder: Embedder | None = None) -> MemoryIndex:
         """A read-only view at the versions `publish()` recorded: later writes stay invisible."""
         pointer_path = Path(pointer_path)
         pointer = json.loads(pointer_path.read_text())
@@ -245,7 +245,7 @@ class MemoryIndex:
         return idx
 
     @classmethod
-    def open(cls, location: "str | Path | MemoryIndex", embedder: Embedder | None = None) -> "MemoryIndex":
+    def open(cls, location: str | Path | MemoryIndex, embedder: Embedder | None = None) -> MemoryIndex:
         """A MemoryIndex, a latest.json path, or a root (its latest.json if published, else head)."""
         if isinstance(location, MemoryIndex):
             return location
@@ -458,7 +458,7 @@ class MemoryIndex:
             "watermarks": self.watermarks(),
             "rows": rows,
             "embedding_model": self.embedder.model_name,
-            "published_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         pointer_path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=pointer_path.parent, prefix=".latest.", suffix=".tmp")

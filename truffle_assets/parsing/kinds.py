@@ -39,7 +39,7 @@ _DELETED = {
     "لقد حذَفت هذه الرسالة", "यह मैसेज डिलीट कर दिया गया है", "आपने यह मैसेज डिलीट किया",
     "dit bericht is verwijderd", "u hebt dit bericht verwijderd", "je hebt dit bericht verwijderd",
     "bu mesaj silindi", "bu mesajı sildiniz", "ta wiadomość została usunięta",
-    "mensaje eliminado", "eliminaste este mensaje", "deleted message",
+    "mensaje eliminado", "deleted message",
     "הודעה זו נמחקה", "מחקת את ההודעה הזו", "این پیام حذف شد", "شما این پیام را حذف کردید",
 }
 _EDITED = re.compile(r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje|"

@@ -25,7 +25,7 @@ import os
 import random
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
@@ -74,7 +74,7 @@ class RetrievalLog:
     def write(self, *, query: str, params: dict[str, Any], item_ids: list[str], scores: list[float],
               uncertain: list[bool], latency_ms: float, timing: dict[str, float],
               index_versions: dict[str, int]) -> bool:
-        row = [datetime.now(timezone.utc).replace(tzinfo=None).isoformat(), query_hash(query),
+        row = [datetime.now(UTC).replace(tzinfo=None).isoformat(), query_hash(query),
                query if self.store_query_text else None, json.dumps(params, default=str),
                list(item_ids), [float(s) for s in scores], [bool(u) for u in uncertain], float(latency_ms),
                json.dumps(timing), json.dumps(index_versions)]
@@ -108,7 +108,7 @@ class RetrievalLog:
         does not linger in freed DuckDB blocks. Unlike `write`, this raises when the locks stay
         taken past `lock_wait_s`: retention must fail visibly, not skip."""
         if cutoff.tzinfo is not None:
-            cutoff = cutoff.astimezone(timezone.utc).replace(tzinfo=None)
+            cutoff = cutoff.astimezone(UTC).replace(tzinfo=None)
         self._insert([])  # spooled traces join the table first, so they are pruned too
         deadline = time.monotonic() + self.lock_wait_s
         with self._flock(deadline):

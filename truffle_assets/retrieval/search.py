@@ -181,7 +181,7 @@ def candidate_signals(query: str, index: str | Path | MemoryIndex, weights: Retr
     return (scored[0], scored[2]) if scored else ([], None)
 
 
-def _scored_pool(query: str, idx: MemoryIndex, w: RetrievalWeights, pack: EvidencePack, clock: "_Clock",
+def _scored_pool(query: str, idx: MemoryIndex, w: RetrievalWeights, pack: EvidencePack, clock: _Clock,
                  chats: list[str] | None, since: datetime | None, until: datetime | None, now: datetime | None,
                  expand: bool) -> tuple[list[dict], np.ndarray, Signals] | None:
     """Stages 1-4: the candidate rows, their vectors and signals (None when there is nothing to rank).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
+from collections.abc import Callable
 
 NNBSP = "\u202f"  # narrow no-break space: newer Android/iOS put it before AM/PM
 LRM = "\u200e"  # left-to-right mark: iOS puts it before generated placeholders

@@ -22,7 +22,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -274,7 +274,7 @@ def write_dataset(rows: Iterable[Mapping[str, Any]], out_dir: str | Path, kind: 
                         source_date_range=tuple(str(d) if d is not None else None for d in dr) if dr else None,
                         schema_version=SCHEMA_VERSION, pack_version=meta.pop("pack_version"),
                         content_hash=content_hash(files),
-                        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), extra=meta)
+                        created_at=datetime.now(UTC).isoformat(timespec="seconds"), extra=meta)
     files["manifest.json"] = manifest.model_dump_json(indent=2).encode() + b"\n"
     _replace_dir(Path(out_dir), files)
     return manifest

@@ -91,7 +91,8 @@ def quantize(src: str | Path, dst: str | Path, qtype: str) -> Path:
     return Path(dst)
 
 
-def gguf_metadata(path: str | Path, keys: tuple[str, ...] = ("general.architecture", "tokenizer.chat_template", "tokenizer.ggml.pre")) -> dict:
+def gguf_metadata(path: str | Path,
+                  keys: tuple[str, ...] = ("general.architecture", "tokenizer.chat_template", "tokenizer.ggml.pre")) -> dict:
     from gguf import GGUFReader
 
     reader = GGUFReader(str(path))
@@ -115,7 +116,8 @@ def load_llama(path: str | Path, n_ctx: int = 2048):
 
 
 def greedy_chat(llm, messages: list[dict], max_tokens: int = 96, temperature: float = 0.0, seed: int = 0) -> str:
-    out = llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, top_k=1 if temperature == 0 else 40, seed=seed)
+    out = llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
+                                     top_k=1 if temperature == 0 else 40, seed=seed)
     return out["choices"][0]["message"]["content"] or ""
 
 

@@ -89,7 +89,8 @@ READING_PAIRS = 120
 # learnt for questions the lines do answer.
 NEAR_MISS_PAIRS = 120
 # Recorded rows on hand-written chats: those of the dev sets `scripts/grounded_pack.py` recorded
-# (the file's `devsets`; each row's source_id is "runtime/<set>/…", `natural_tags`). The held-out QA questions the tuned model gets wrong with the fact's message shown are mostly on
+# (the file's `devsets`; each row's source_id is "runtime/<set>/…", `natural_tags`). The held-out QA
+# questions the tuned model gets wrong with the fact's message shown are mostly on
 # the natural chats (11 of 44 right there, 20 of 33 on the synthetic corpus): values read off text
 # nobody templated. The SFT selection keeps a few of these rows; every one it leaves out becomes a
 # DPO-only `natural_answer` pair, for a stage on an existing adapter (`--dpo-kinds natural_answer`).
@@ -552,7 +553,8 @@ def _privacy_refusal(rng: random.Random, s: dict) -> str:
 
 def bare_id(answer: str) -> str | None:
     """The answer opened by its first citation's bare id ("msg:8c61… [msg:8c61…] says …"), an opening
-    DPO stages with the grounded pairs learn, which the Markdown suite counts as non-canonical citations. None when the answer cites nothing."""
+    DPO stages with the grounded pairs learn, which the Markdown suite counts as non-canonical citations.
+    None when the answer cites nothing."""
     cited = CITATION.findall(answer)
     return f"msg:{cited[0]} {answer}" if cited else None
 

@@ -27,7 +27,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from truffle_assets import paths
@@ -151,7 +151,7 @@ def ship(run_dir: str | Path, dest_root: str | Path = SHIPPED_DIR, chunk_bytes: 
                          if p.is_file()} if blend else {},
         "template_sha256": sha256_file(tmp / TEMPLATE),
         "toolchain": _toolchain(),  # what shipped it: a rebuild with other versions may differ
-        "shipped_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "shipped_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     # the hashes above are of whole files: chunks are only how they are stored
     write_json_atomic(tmp / MANIFEST, manifest | {"split": _split_large(tmp, chunk_bytes)})
@@ -289,11 +289,11 @@ def check_shipped(shipped_dir: Path, manifest: dict) -> None:
     if unknown := set(split) - set(expected):
         raise ShipError(f"{shipped_dir / MANIFEST}: split lists {sorted(unknown)}, which no hash covers")
     for rel, want in expected.items():  # a chunked file: its chunks now, the whole once joined
-        for path, want in (zip(_chunks(shipped_dir, rel, len(split[rel])), split[rel]) if rel in split
-                           else [(shipped_dir / rel, want)]):
+        for path, part_want in (zip(_chunks(shipped_dir, rel, len(split[rel])), split[rel]) if rel in split
+                                else [(shipped_dir / rel, want)]):
             got = sha256_file(path) if path.is_file() else "missing"
-            if got != want:
-                raise ShipRefused(f"{path}: sha256 {got} is not the shipped {want}; not installed")
+            if got != part_want:
+                raise ShipRefused(f"{path}: sha256 {got} is not the shipped {part_want}; not installed")
 
 
 def _base_dir(name: str, models_dir: Path | None) -> str:

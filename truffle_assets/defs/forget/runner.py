@@ -17,7 +17,7 @@ In order, so that a crash at any point leaves a state the same command finishes:
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 
 import dagster as dg
@@ -53,7 +53,7 @@ def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path,
     kind, value, chat = validate(kind, value, chat)
     tid = tombstone_id(kind, value, chat)
     pending = next((t for t in tombs.load() if t.id == tid), None)
-    t = pending or Tombstone(tid, kind, value, chat, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    t = pending or Tombstone(tid, kind, value, chat, datetime.now(UTC).isoformat(timespec="seconds"))
     r = reach(db_path, t)
     ids_path = where["forget"] / f"{tid}.ids.json"  # what step 5 checks, also after a crash
     if ids_path.exists():

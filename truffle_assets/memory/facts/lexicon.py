@@ -127,9 +127,9 @@ ROLE_NOUNS = {
     "specialist", "technician", "officer", "associate", "executive", "lead", "director", "programmer", "tester",
     "editor", "photographer", "student", "surgeon", "physician", "therapist", "psychologist", "artist",
     "musician", "coach", "trainer", "pilot", "cofounder", "co-founder", "ceo", "cto", "sde", "swe", "staff",
-    "freelancer", "entrepreneur", "resident", "intern", "owner", "partner", "head", "vp", "president", "clerk",
-    "cook", "baker", "driver", "farmer", "mechanic", "electrician", "plumber", "architect", "illustrator",
-    "animator", "producer", "actor", "singer", "dancer", "professor", "ca", "mba", "phd", "pm", "sre", "devops",
+    "freelancer", "entrepreneur", "resident", "owner", "partner", "head", "vp", "president", "clerk",
+    "cook", "baker", "driver", "farmer", "mechanic", "electrician", "plumber", "illustrator",
+    "animator", "producer", "actor", "singer", "dancer", "ca", "mba", "phd", "pm", "sre", "devops",
 }
 PETS = {"pet", "dog", "puppy", "pup", "doggo", "cat", "kitten", "kitty", "parrot", "bird", "rabbit", "bunny", "hamster",
         "fish", "turtle", "tortoise", "beagle", "labrador", "lab", "retriever", "pug", "husky", "indie", "shihtzu",

@@ -295,7 +295,7 @@ def _clause(sentence: str, message: str) -> Iterator[Claim]:
 
 # objects of "don't do" / "can't live without" that are no taste ("I don't do that", "can't function without it")
 _NOT_A_TASTE = {"that", "this", "it", "anything", "much", "well", "so", "too", "you", "them", "him", "her", "me", "sleep",
-                "good", "bad", "enough", "more", "less", "yet", "now", "today", "this", "any", "nothing"}
+                "good", "bad", "enough", "more", "less", "yet", "now", "today", "any", "nothing"}
 
 
 def _life(sentence: str, message: str) -> Iterator[Claim]:

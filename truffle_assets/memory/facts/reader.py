@@ -768,8 +768,8 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
                 out.add("language", f"{comp.text} {t.text}", 0.7, "my_language")
             elif low in L.SIBLING_NOUNS or low in L.PARTNER_NOUNS or low in L.PETS or low in L.PARENT_NOUNS:
                 pass  # "my sister is a doctor": a fact about her
-            elif t.pos_ == "NOUN" and t.lemma_.lower() not in L.TRANSIENT and t.lemma_.lower() not in L.PREDICATES and comp.pos_ in ("NOUN", "PROPN", "NUM") \
-                    and not spans.pronoun_value(comp) and t.lemma_.isalpha():
+            elif t.pos_ == "NOUN" and t.lemma_.lower() not in L.TRANSIENT and t.lemma_.lower() not in L.PREDICATES \
+                    and comp.pos_ in ("NOUN", "PROPN", "NUM") and not spans.pronoun_value(comp) and t.lemma_.isalpha():
                 # any other "my <thing> is <value>" ("my manager is Rohit"): filed under the thing's name,
                 # below the profile's cut until it is said again
                 out.add(t.lemma_.lower(), spans.proper_name(comp) or spans.phrase(comp), 0.55, "my_attribute")
@@ -824,9 +824,11 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
 def _pet_names(doc: Doc, out: _Out) -> None:
     """A pet adopted or had in this message, named here: "adopted a beagle, his name is Bruno",
     "got a kitten named Mochi", "we have a dog called Simba"."""
-    animals = [t for t in doc if spans.lower(t) in L.PETS and not guards.question(t.sent) and t.dep_ in ("dobj", "pobj", "attr", "conj", "appos")
+    animals = [t for t in doc if spans.lower(t) in L.PETS and not guards.question(t.sent)
+               and t.dep_ in ("dobj", "pobj", "attr", "conj", "appos")
                and (t.head.lemma_ in L.ADOPT_VERBS or t.head.dep_ == "prep") and guards.speaker_is_subject(t.head)
-               and not guards.negated(t.head) and not guards.hypothetical(t.head) and not guards.hedged(t.head) and not guards.future(t.head)]
+               and not guards.negated(t.head) and not guards.hypothetical(t.head) and not guards.hedged(t.head)
+               and not guards.future(t.head)]
     if not animals:
         return
     animal = animals[0]

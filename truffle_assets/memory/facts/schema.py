@@ -6,6 +6,8 @@ import hashlib
 
 import polars as pl
 
+from truffle_assets.memory.facts.lexicon import PREDICATES
+
 CLAIM_COLUMNS = ("id", "chat_id", "day", "subject", "predicate", "value", "category", "fact_text", "confidence",
                  "message_id", "ts", "source")
 FACT_COLUMNS = ("id", "subject", "predicate", "value", "category", "fact_text", "confidence", "first_seen_at",
@@ -22,7 +24,6 @@ FACT_SCHEMA = {
     "evidence_message_ids": pl.List(pl.String), "chat_ids": pl.List(pl.String),
 }
 
-from truffle_assets.memory.facts.lexicon import PREDICATES
 
 # One value at a time: a new, different value supersedes the current one.
 SINGLE_VALUED = {p for p, info in PREDICATES.items() if info.single}

@@ -19,7 +19,7 @@ from truffle_assets.memory.facts.values import NOT_NAMES, ascii_fold
 TIMEWORDS = {"today", "yesterday", "now", "tonight", "again", "already", "finally", "officially", "recently",
               "ago", "last", "this", "since", "week", "month", "year", "morning", "evening", "weekend", "also",
               "too", "just", "still", "anymore", "yet", "currently", "ever", "onwards", "lol", "haha", "yaar",
-              "bro", "btw", "tbh", "actually", "honestly", "really", "officially", "back"}
+              "bro", "btw", "tbh", "actually", "honestly", "really", "back"}
 
 
 REDACTED = re.compile(r"[<\[{]|█")

@@ -58,7 +58,7 @@ NOT_NAMES = {
     "today", "tomorrow", "yesterday", "tonight", "everyone", "someone", "somebody", "nobody", "here", "there",
     "now", "then", "well", "yes", "no", "haan", "nahi", "arre", "accha", "achha", "hi", "hello", "hey", "guys",
     "god", "sir", "madam", "beta", "kal", "aaj", "abhi", "bas", "sab", "what", "who", "where", "why", "how",
-    "really", "super", "very", "so", "too", "not", "new", "old", "first", "last", "next", "one", "all",
+    "really", "super", "very", "too", "not", "new", "old", "first", "last", "next", "one", "all",
     # festivals and holidays: "stopped drinking at Holi", "quit before Diwali" date a change, they are no employer
     "holi", "diwali", "deepavali", "navratri", "dussehra", "eid", "christmas", "xmas", "pongal", "onam", "lohri",
     "rakhi", "raksha", "bandhan", "ganpati", "janmashtami", "karva", "chauth", "bihu", "ugadi", "easter", "ramzan",
