@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install (same as scripts/up.sh; a no-op when .venv is up to date), check the Dagster definitions
-# load, run the tests. `--fast` runs only the tests not marked `slow` (no processes started, no
-# PostgreSQL, Chromium or llama.cpp: see the markers in pyproject.toml); every other argument
-# goes to pytest. Without `--fast` it runs the whole suite, as CI does.
+# load, run the tests. `--fast` runs only the tests not marked `slow` (none that starts truffle,
+# serve, PostgreSQL, Chromium or llama.cpp, trains a model or ingests per case: see the markers in
+# pyproject.toml); every other argument goes to pytest. Without `--fast` it runs the whole suite,
+# as CI does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
