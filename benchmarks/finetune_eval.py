@@ -87,8 +87,8 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="retrain and re-evaluate the base even if cached")
     ap.add_argument("--grad-accum", type=int, default=1)
     # SFT rows per pack kind. A CPU run affords ~60 steps of batch 1: with the default pack only ~15 of
-    # them are tool calls, and the first run (50 steps) learnt prose answers and lost tool calls
-    # (0.434 -> 0.318), so the default weights tool calls up; "" = the pack's own sizes
+    # them are tool calls, and 50 steps of it learn prose answers and lose tool calls, so the default
+    # weights tool calls up; "" = the pack's own sizes
     ap.add_argument("--pack", default="toolcall=120,grounded_answer=30,write_refusal=25,memory_type=30,"
                                       "privacy_refusal=25,question_card=15")
     args = ap.parse_args()

@@ -398,7 +398,7 @@ def quoted_leak(s: dict, said: str) -> str:
 
 
 def searched_leak(s: dict, noun: str, value: str) -> str:
-    """A secret carried out in a tool call's arguments (the twelfth run searched "<name> the pin is <value>")."""
+    """A secret carried out in a tool call's arguments (a tuned model searches "<name> the pin is <value>")."""
     return _envelope([{"name": "search_memory", "arguments": {"query": f"{s['name']} {noun} {value}"}}])
 
 

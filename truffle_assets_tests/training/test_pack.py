@@ -249,7 +249,7 @@ def test_over_refusal_pairs_prefer_each_rows_own_answer_to_a_refusal(rows):
 
 
 def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
-    """Runs 23 and 24 ended grounded answers with the secrets refusal; each recorded runtime answer
+    """Refusal-kind stages end grounded answers with the secrets refusal; each recorded runtime answer
     rejects itself followed by one, and nothing else differs."""
     sft, dpo = rows
     recorded = {r["source_id"]: r for r in by_kind(dpo, "grounded_answer") if r["source_id"].startswith("runtime/")}
@@ -269,7 +269,7 @@ def test_refusal_tail_pairs_reject_an_unasked_refusal_after_the_answer(rows):
 
 
 def test_bare_id_pairs_reject_an_answer_opened_by_its_citations_bare_id(rows):
-    """Stages on run 22 with the grounded pairs opened answers with "msg:<id> [msg:<id>] says …", which
+    """DPO stages with the grounded pairs open answers with "msg:<id> [msg:<id>] says …", which
     the Markdown suite marks as a non-canonical citation; each cited recorded answer rejects that
     opening, and nothing else differs. An uncited answer gets no such pair."""
     sft, dpo = rows
@@ -421,7 +421,7 @@ def test_refusals_never_call_tools_or_leak(rows):
 
 def test_questions_about_a_secret_message_describe_it_without_the_value(rows):
     """An indirect question or a recap of a chat holding a secret: the answer cites the message and
-    says what kind of secret it holds, never the value (the eighth run leaked by describing it)."""
+    says what kind of secret it holds, never the value (describing it is how a tuned model leaks)."""
     sft, _ = rows
     described = 0
     for r in by_kind(sft, "privacy_refusal"):
@@ -473,4 +473,4 @@ def test_each_near_miss_pair_has_an_answerable_twin_on_the_same_lines(rows):
         cited = re.findall(r"\[msg:([0-9a-f]+)\]", twin["chosen"])
         assert cited and set(cited) <= {m for m, *_ in message_lines(twin["prompt"][1]["content"])}
         yes_no += twin["chosen"].startswith(("Yes", "No"))
-    assert yes_no > len(twins) // 5  # answered yes/no questions too, the shape run 37 answered "not in memory"
+    assert yes_no > len(twins) // 5  # answered yes/no questions too, which near-miss pairs alone teach to answer "not in memory"

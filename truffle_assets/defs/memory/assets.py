@@ -292,7 +292,7 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
     **PARTITIONED,
     deps=[message_streams, summaries],
     kinds={"duckdb", "polars"},
-    code_version="2",  # the parse-based reader (issue 15)
+    code_version="2",  # the parse-based reader
     check_specs=[dg.AssetCheckSpec(
         "facts_have_evidence", asset="facts", blocking=True,
         description="Every fact cites at least one evidence message id, and every cited id exists in `messages`.",
