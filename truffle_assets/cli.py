@@ -414,7 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = sub.choices["ingest"]
     ingest.add_argument("--chat", action="append", help="only this chat id (repeatable)")
     ingest.add_argument("--full", action="store_true", help="re-ingest every day, not only changed ones")
-    ingest.add_argument("--messages-only", action="store_true", help="stop after `messages` (no memory build; the months stay planned until a whole chain runs)")
+    ingest.add_argument("--messages-only", action="store_true",
+                        help="stop after `messages` (no memory build; the months stay planned until a whole chain runs)")
     ingest.add_argument("--instance", choices=["local", "ephemeral"], default=None,
                         help="record runs in $DAGSTER_HOME (local, default when set) or in memory")
     up = sub.choices["up"]

@@ -2,10 +2,11 @@
 
 `finalize` (the graph's last node) starts a `Draft` from the turn — the model's reply, a fallback's
 quoted evidence, or the refusal — and runs `PASSES` over it in order. Each pass is a small function
-`(draft, state, ctx) -> (draft, detail)` (the detail is what the trace keeps), has its own flag in `RuntimeConfig.repairs` (all on by default;
-off only to measure what a pass does), and says in the finalize trace step whether it changed the
-answer (`repairs: {name: "changed" | "unchanged" | "off" | "n/a"}`, n/a where it does not apply to
-the draft: a refusal is never repaired, a fallback's quotes need no citation repairs).
+`(draft, state, ctx) -> (draft, detail)` (the detail is what the trace keeps), has its own flag in
+`RuntimeConfig.repairs` (all on by default; off only to measure what a pass does), and says in the
+finalize trace step whether it changed the answer (`repairs: {name: "changed" | "unchanged" | "off" |
+"n/a"}`, n/a where it does not apply to the draft: a refusal is never repaired, a fallback's quotes need
+no citation repairs).
 
 Most passes exist because the embedded model is small: it cites ids it was never shown, cites the
 line beside the one that says the value, drops the year of a date, names the user as their own

@@ -4,7 +4,7 @@ the dataset rows made from them go, and the run records what went as counts and 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import dagster as dg
 
@@ -16,7 +16,7 @@ from truffle_assets.feedback.turns import append_feedback, load_turns, write_tur
 from truffle_assets.retrieval.log import RetrievalLog
 from truffle_assets.training.datasets import build_datasets, check_manifest, write_dataset
 
-TODAY = datetime.now(timezone.utc).date()
+TODAY = datetime.now(UTC).date()
 OLD, KEPT = TODAY - timedelta(days=31), TODAY - timedelta(days=30)
 SECRET_ANSWER = "Your locker code is under the blue mug"
 

@@ -1,6 +1,6 @@
 """Per-candidate signals on hand-made rows: speaker, dates, recency, salience, context, and `measure`."""
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, UTC
 
 import numpy as np
 import pytest
@@ -53,7 +53,7 @@ def test_recency_halves_every_half_life_from_the_chat_watermark():
 
 
 def test_recency_from_now_and_never_above_one():
-    now = datetime(2023, 6, 13, 12, tzinfo=timezone.utc)  # aware `now` is compared as naive
+    now = datetime(2023, 6, 13, 12, tzinfo=UTC)  # aware `now` is compared as naive
     rows = [row(), row(ts=datetime(2023, 6, 20))]  # the second is "in the future" of now
     assert recency(rows, {"c": "2023-06-30T00:00:00"}, now, half_life_days=5).tolist() == pytest.approx([0.25, 1.0])
 

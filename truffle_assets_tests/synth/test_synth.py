@@ -118,7 +118,7 @@ def test_fact_ids_resolve_to_stating_messages(corpus, parsed):
     assert set(categories) == {"identity", "preference", "relationship", "event", "goal"}
     for f in gt["facts"]:
         assert f["statements"] and len(f["statements"]) == len(f["message_ids"])
-        for mid, stmt, who, chat_id in zip(f["message_ids"], f["statements"], f["stated_by"],
+        for mid, stmt, who, _chat_id in zip(f["message_ids"], f["statements"], f["stated_by"],
                                             [f["chat_id"]] * len(f["statements"])):
             hits = [(cid, e) for cid, (_, entries, ids) in parsed.items() for e, i in zip(entries, ids) if i == mid]
             assert len(hits) == 1, (f["id"], mid)
