@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install (same as scripts/up.sh; a no-op when .venv is up to date), check the Dagster definitions
-# load, run the tests. `--fast` runs only the tests not marked `slow` (none that starts truffle,
+# Install (same as scripts/up.sh; a no-op when .venv is up to date), lint with ruff, check the Dagster
+# definitions load, run the tests. `--fast` runs only the tests not marked `slow` (none that starts truffle,
 # serve, PostgreSQL, Chromium or llama.cpp, trains a model or ingests per case: see the markers in
 # pyproject.toml); every other argument goes to pytest. Without `--fast` it runs the whole suite,
 # as CI does.
@@ -27,6 +27,7 @@ if [ "$fast" = 0 ]; then
 fi
 export DAGSTER_HOME="$(mktemp -d)"
 cp dagster.yaml "$DAGSTER_HOME/"
+.venv/bin/ruff check --quiet .
 .venv/bin/dagster definitions validate -w workspace.yaml
 if [ "$fast" = 1 ]; then
   .venv/bin/python -m pytest truffle_assets_tests -m "not slow" "$@"
