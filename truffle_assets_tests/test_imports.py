@@ -208,3 +208,16 @@ def test_importing_any_evals_module_loads_no_dagster():
     loaded = _loaded_after_each(f"{PACKAGE.name}.evals")
     assert f"{PACKAGE.name}.evals.qa" in loaded
     assert {m: v for m, v in loaded.items() if v} == {}
+
+
+def test_neither_the_package_nor_its_tests_import_benchmarks():
+    """benchmarks/ holds scripts a person runs; what they share with the product lives in the package,
+    so the package and its tests stand without them (a benchmark's own behaviour is tested by running it)."""
+    tests = Path(__file__).parent
+    files = {f"{PACKAGE.name}.{p.relative_to(PACKAGE).with_suffix('')}".replace("/", "."): p
+             for p in PACKAGE.rglob("*.py")}
+    files |= {f"{tests.name}.{p.relative_to(tests).with_suffix('')}".replace("/", "."): p for p in tests.rglob("*.py")}
+    assert len(files) > 300
+    offenders = {m: sorted(n for n in _imported(m, p) if n == "benchmarks" or n.startswith("benchmarks."))
+                 for m, p in files.items()}
+    assert {m: v for m, v in offenders.items() if v} == {}
