@@ -554,6 +554,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("truffle: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`truffle parse --json … | head`): stop quietly, as a shell tool does on
+        # SIGPIPE. Output still buffered would raise again when Python flushes at exit, so it goes nowhere.
+        if sys.stdout is sys.__stdout__:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -32,6 +32,21 @@ def test_parse_json_prints_one_entry_per_line_and_summary_on_stderr():
 
 
 @pytest.mark.subprocess
+def test_a_closed_pipe_ends_parse_quietly(tmp_path):
+    lines = [f"12/01/2024, 09:{i % 60:02d} - Priya: message number {i}" for i in range(20_000)]
+    export = tmp_path / "WhatsApp Chat with Priya.txt"
+    export.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    err = tmp_path / "stderr.txt"
+    proc = subprocess.run(["bash", "-c", f'"{TRUFFLE[0]}" parse --json "{export}" 2>"{err}" | head -n 2; '
+                                         'echo "status ${PIPESTATUS[0]}"'],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout.splitlines()
+    assert [json.loads(line)["text"] for line in out[:2]] == ["message number 0", "message number 1"]
+    assert out[2] == "status 141"  # what a shell tool stopped by SIGPIPE reports
+    assert "Traceback" not in err.read_text() and "BrokenPipeError" not in err.read_text()
+
+
+@pytest.mark.subprocess
 def test_parse_bad_file_names_file_and_line(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("shopping list\nmilk\n")
