@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
@@ -331,8 +332,15 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from truffle_assets.ingest.tombstones import TombstoneError
 
     if args.list:
-        for t in tombstones(Path(args.db)).load():
-            print(json.dumps({"tombstone": t.id, "what": t.describe(), "added_at": t.added_at, "done": t.done}))
+        stones = [{"tombstone": t.id, "what": t.describe(), "added_at": t.added_at, "done": t.done}
+                  for t in tombstones(Path(args.db)).load()]
+        if args.json:  # one JSON array, `[]` when nothing is forgotten
+            print(json.dumps(stones, ensure_ascii=False))
+        elif not stones:
+            print("nothing is forgotten")
+        for s in [] if args.json else stones:
+            state = "done" if s["done"] else "not finished: run the same forget again"
+            print(f"{s['tombstone']}  {s['what']}  (added {s['added_at']}; {state})")
         return 0
     if args.undo:
         gone = unforget(args.undo, Path(args.db))
@@ -547,6 +555,8 @@ def _interrupt(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Dagster's beta/preview notices speak to the pipeline's authors, not to the person at the prompt
+    warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
     # SIGTERM (a service manager, `kill`) stops a command the way Ctrl-C does: cleanup runs
     signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -1,6 +1,7 @@
 """The `truffle` console script as a user runs it."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,13 @@ def test_serve_wires_the_pipelines_forget_into_the_api(tmp_path):
     bare = argparse.ArgumentParser().add_subparsers()
     add_serve_command(bare)
     assert bare.choices["serve"].parse_args([]).forgetter is None
+
+
+@pytest.mark.subprocess
+def test_forget_list_reads_well_when_nothing_is_forgotten(tmp_path):
+    env = {**os.environ, "TRUFFLE_HOME": str(tmp_path)}
+    as_json = run("forget", "--list", "--json", env=env)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == []
+    human = run("forget", "--list", env=env)
+    assert human.returncode == 0 and human.stdout.strip() == "nothing is forgotten"
+    assert "Warning" not in human.stderr, human.stderr

@@ -191,7 +191,7 @@ def test_a_reingest_does_not_bring_them_back_until_unforgotten(forgotten):
     with _db(root) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE chat_id = 'rahul' OR id = ?",
                            [forgotten["pune"]]).fetchall()[0][0] == 0
-    listed = [json.loads(ln) for ln in _truffle(env, "forget", "--list").stdout.splitlines()]
+    listed = json.loads(_truffle(env, "forget", "--list", "--json").stdout)
     assert len(listed) == 2 and all(t["done"] for t in listed)
     assert "Pune" not in _truffle(env, "forget", "--list").stdout  # ids and kinds, never the text
 
@@ -241,12 +241,12 @@ def test_a_forget_crashed_half_way_is_finished_by_running_it_again(ingested, tmp
     with _db(tmp_path) as con:
         assert con.execute("SELECT count(*) FROM messages WHERE id = ?", [target]).fetchall()[0][0] == 0
     assert left_in_index(tmp_path / "index", {target})["lance_raw_rows"] > 0  # old versions still hold it
-    assert not all(t["done"] for t in map(json.loads, _truffle(env, "forget", "--list").stdout.splitlines()))
+    assert not all(t["done"] for t in json.loads(_truffle(env, "forget", "--list", "--json").stdout))
     _truffle(env, "forget", "--message", target)
     assert not any(left_in_store(tmp_path / "memory.duckdb", {target}, set()).values())
     left = left_in_index(tmp_path / "index", {target})
     assert left["lance_raw_rows"] == left["lance_summary_rows"] == 0
-    assert all(t["done"] for t in map(json.loads, _truffle(env, "forget", "--list").stdout.splitlines()))
+    assert all(t["done"] for t in json.loads(_truffle(env, "forget", "--list", "--json").stdout))
 
 
 def test_a_reexport_without_a_day_removes_it_everywhere(ingested, tmp_path):
