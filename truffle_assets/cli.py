@@ -332,8 +332,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     from truffle_assets.ingest.tombstones import TombstoneError
 
     if args.list:
-        stones = [{"tombstone": t.id, "what": t.describe(), "added_at": t.added_at, "done": t.done}
-                  for t in tombstones(Path(args.db)).load()]
+        stones = [t.listing() for t in tombstones(Path(args.db)).load()]
         if args.json:  # one JSON array, `[]` when nothing is forgotten
             print(json.dumps(stones, ensure_ascii=False))
         elif not stones:

@@ -55,6 +55,11 @@ class Tombstone:
         what = f"{len(self.value)} characters of text" if self.kind == "contains" else self.value
         return f"{self.kind} {what}" + (f" in chat {self.chat}" if self.chat and self.kind != "chat" else "")
 
+    def listing(self) -> dict:
+        """What `truffle forget --list` and `GET /api/forget` show: ids and kinds, never a `contains` text."""
+        return {"tombstone": self.id, "kind": self.kind, "what": self.describe(), "added_at": self.added_at,
+                "done": self.done}
+
 
 def tombstone_id(kind: str, value: str, chat: str | None) -> str:
     return hashlib.blake2b(f"{kind}\x1f{value}\x1f{chat or ''}".encode(), digest_size=8).hexdigest()

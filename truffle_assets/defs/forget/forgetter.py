@@ -34,5 +34,4 @@ class PipelineForgetter:
     def tombstones(self) -> list[dict[str, Any]]:
         from truffle_assets.defs.forget.runner import tombstones
 
-        return [{"tombstone": t.id, "kind": t.kind, "what": t.describe(), "added_at": t.added_at, "done": t.done}
-                for t in tombstones(self.db_path).load()]
+        return [t.listing() for t in tombstones(self.db_path).load()]
