@@ -104,7 +104,8 @@ def test_synth_then_ingest_end_to_end(tmp_path):
 def test_train_flags_become_a_run_config_the_lora_asset_accepts():
     """`--dpo-steps N` turns on DPO after the SFT steps; without it the run is SFT only. The config is
     checked by the lora_adapter asset's own Dagster config class, as a run would check it."""
-    from truffle_assets.cli import build_parser, train_run_config
+    from truffle_assets.cli import build_parser
+    from truffle_assets.cli.models import train_run_config
     from truffle_assets.defs.training.assets import LoraConfig
 
     def lora(*argv):
@@ -123,7 +124,8 @@ def test_train_flags_become_a_run_config_the_lora_asset_accepts():
 
 
 def test_train_quants_reach_the_gguf_asset():
-    from truffle_assets.cli import build_parser, train_run_config
+    from truffle_assets.cli import build_parser
+    from truffle_assets.cli.models import train_run_config
     from truffle_assets.defs.training.assets import GGUFConfig
 
     def quants(*argv):

@@ -1,0 +1,3 @@
+from truffle_assets.cli import main
+
+raise SystemExit(main())

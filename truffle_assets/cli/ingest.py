@@ -1,0 +1,154 @@
+"""parse, synth, ingest, up: reading exports and building the memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from truffle_assets import paths
+from truffle_assets.cli.dagster_local import local_dagster_home
+from truffle_assets.paths import PROJECT_ROOT
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from truffle_assets.parsing import ExportError, parse_file
+
+    status = 0
+    for path in args.paths:
+        try:
+            result = parse_file(path)
+        except ExportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        if args.json:
+            out = sys.stdout
+            for e in result.entries:
+                out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+        print(result.summary(), file=sys.stderr)
+        for line, reason, preview in result.quarantined[: args.show_quarantined]:
+            print(f"  quarantined {result.source}:{line}: {reason}: {preview[:60]!r}", file=sys.stderr)
+    return status
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from truffle_assets.synth import write_corpus
+
+    summary = write_corpus(Path(args.out), chats=args.chats, tokens=args.tokens, seed=args.seed)
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from truffle_assets.defs.ingest.runner import ingest_all
+
+    report = ingest_all(
+        exports_dir=Path(args.exports), db_path=Path(args.db), user_name=args.user,
+        chats_wanted=args.chat or None, instance_kind=args.instance, full=args.full, memory=not args.messages_only,
+    )
+    print(json.dumps(report, indent=2, default=str))
+    return exit_status(report)
+
+
+def exit_status(report: dict) -> int:
+    """0 all done, 1 a run failed, 3 partial: every readable chat is in, the unreadable ones are listed."""
+    if report["status"] != "ok":
+        bad = [f"{u['file']}{':' + str(u['line']) if u['line'] else ''}: {u['reason']}" for u in report["unreadable"]]
+        print(f"truffle ingest: {report['status']}" + "".join(f"\n  unreadable: {b}" for b in bad), file=sys.stderr)
+    return {"ok": 0, "failed": 1, "partial": 3}[report["status"]]
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
+    from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.ingest.exports import scan_exports
+    from truffle_assets.synth import write_corpus
+
+    exports = Path(args.exports)
+    exports.mkdir(parents=True, exist_ok=True)
+    if not scan_exports(exports):
+        print(f"{exports} is empty: writing the sample export set into it", flush=True)
+        write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
+    local_dagster_home()
+    report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")
+    print(json.dumps(report, indent=2, default=str), flush=True)
+    if args.no_ui:
+        return exit_status(report)
+    chat = None if args.no_chat else start_chat(args.chat_port)
+    url = f"http://127.0.0.1:{args.port}"
+    print(f"Dagster UI: {url}", flush=True)
+    dagster = Path(sys.executable).with_name("dagster")
+    try:
+        return subprocess.call(
+            [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
+            cwd=PROJECT_ROOT,
+        )
+    finally:
+        if chat is not None:
+            os.killpg(chat.pid, signal.SIGTERM)  # the chat server stops its llama.cpp server on SIGTERM
+            chat.wait(timeout=30)
+
+
+def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
+    """`truffle serve` in the background (own process group) until its API answers."""
+    import urllib.request
+
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("truffle")), "serve", "--port", str(port)],
+                            cwd=PROJECT_ROOT, start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            print(f"warning: the chat server exited with {proc.returncode}; see its output above", file=sys.stderr)
+            return None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                print(f"Chat: http://127.0.0.1:{port}/  (OpenAI-compatible API at http://127.0.0.1:{port}/v1; "
+                      f"CLI: truffle ask / truffle chat)", flush=True)
+                return proc
+        except OSError:
+            time.sleep(1)
+    print(f"warning: the chat server did not answer within {timeout_s:.0f} s", file=sys.stderr)
+    return proc
+
+
+def add_commands(sub) -> None:
+    sp = sub.add_parser("parse", help="parse exports; --json prints one entry per line, summary on stderr")
+    sp.add_argument("paths", nargs="+")
+    sp.add_argument("--json", action="store_true")
+    sp.add_argument("--show-quarantined", type=int, default=20, metavar="N")
+    sp.set_defaults(func=cmd_parse)
+
+    ss = sub.add_parser("synth", help="write a synthetic export set with ground_truth.json")
+    ss.add_argument("--out", required=True)
+    ss.add_argument("--chats", type=int, default=10)
+    ss.add_argument("--tokens", type=int, default=5_000_000)
+    ss.add_argument("--seed", type=int, default=7)
+    ss.set_defaults(func=cmd_synth)
+
+    for name, func, help_ in (("ingest", cmd_ingest, "materialize messages and the memory build for every chat and day"),
+                              ("up", cmd_up, "sample data if empty, ingest everything, start the Dagster UI")):
+        si = sub.add_parser(name, help=help_)
+        si.add_argument("--exports", default=str(paths.exports_dir()))
+        si.add_argument("--db", default=str(paths.store_path()))
+        si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
+        si.set_defaults(func=func)
+    ingest = sub.choices["ingest"]
+    ingest.add_argument("--chat", action="append", help="only this chat id (repeatable)")
+    ingest.add_argument("--full", action="store_true", help="re-ingest every day, not only changed ones")
+    ingest.add_argument("--messages-only", action="store_true",
+                        help="stop after `messages` (no memory build; the months stay planned until a whole chain runs)")
+    ingest.add_argument("--instance", choices=["local", "ephemeral"], default=None,
+                        help="record runs in $DAGSTER_HOME (local, default when set) or in memory")
+    up = sub.choices["up"]
+    up.add_argument("--port", type=int, default=3000)
+    up.add_argument("--no-ui", action="store_true", help="stop after ingesting")
+    up.add_argument("--no-chat", action="store_true", help="do not start the chat server next to the UI")
+    up.add_argument("--chat-port", type=int, default=8800)
+    up.add_argument("--sample-chats", type=int, default=10)
+    up.add_argument("--sample-tokens", type=int, default=400_000)
