@@ -1,5 +1,5 @@
 """The `truffle` console script. Each module here holds one family of commands and adds them to the parser:
-`ingest` (parse, synth, ingest, up), `recall`, `forget`, `models` (the fine-tuning loop); the runtime adds
+`exports` (parse, synth), `ingest` (ingest, up), `recall`, `forget`, `models` (the fine-tuning loop); the runtime adds
 ask, chat, logging and serve."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import sys
 import warnings
 from pathlib import Path
 
-from truffle_assets.cli import forget, ingest, models, recall
+from truffle_assets.cli import exports, forget, ingest, models, recall
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="truffle", description="Personal memory from WhatsApp exports.")
     sub = p.add_subparsers(dest="command", required=True)
-    for family in (ingest, forget, recall, models):
+    for family in (exports, ingest, forget, recall, models):
         family.add_commands(sub)
 
     from truffle_assets.runtime.cli import add_runtime_commands

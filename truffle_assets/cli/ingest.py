@@ -1,4 +1,4 @@
-"""parse, synth, ingest, up: reading exports and building the memory."""
+"""ingest, up: building the memory from the exports (and `up` serving it)."""
 
 from __future__ import annotations
 
@@ -14,35 +14,6 @@ from pathlib import Path
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import local_dagster_home
 from truffle_assets.paths import PROJECT_ROOT
-
-
-def cmd_parse(args: argparse.Namespace) -> int:
-    from truffle_assets.parsing import ExportError, parse_file
-
-    status = 0
-    for path in args.paths:
-        try:
-            result = parse_file(path)
-        except ExportError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            status = 2
-            continue
-        if args.json:
-            out = sys.stdout
-            for e in result.entries:
-                out.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
-        print(result.summary(), file=sys.stderr)
-        for line, reason, preview in result.quarantined[: args.show_quarantined]:
-            print(f"  quarantined {result.source}:{line}: {reason}: {preview[:60]!r}", file=sys.stderr)
-    return status
-
-
-def cmd_synth(args: argparse.Namespace) -> int:
-    from truffle_assets.synth import write_corpus
-
-    summary = write_corpus(Path(args.out), chats=args.chats, tokens=args.tokens, seed=args.seed)
-    print(json.dumps(summary, indent=2, default=str))
-    return 0
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -118,19 +89,6 @@ def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
 
 
 def add_commands(sub) -> None:
-    sp = sub.add_parser("parse", help="parse exports; --json prints one entry per line, summary on stderr")
-    sp.add_argument("paths", nargs="+")
-    sp.add_argument("--json", action="store_true")
-    sp.add_argument("--show-quarantined", type=int, default=20, metavar="N")
-    sp.set_defaults(func=cmd_parse)
-
-    ss = sub.add_parser("synth", help="write a synthetic export set with ground_truth.json")
-    ss.add_argument("--out", required=True)
-    ss.add_argument("--chats", type=int, default=10)
-    ss.add_argument("--tokens", type=int, default=5_000_000)
-    ss.add_argument("--seed", type=int, default=7)
-    ss.set_defaults(func=cmd_synth)
-
     for name, func, help_ in (("ingest", cmd_ingest, "materialize messages and the memory build for every chat and day"),
                               ("up", cmd_up, "sample data if empty, ingest everything, start the Dagster UI")):
         si = sub.add_parser(name, help=help_)
