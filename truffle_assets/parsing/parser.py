@@ -29,6 +29,7 @@ from truffle_assets.parsing.columnar import ENTRY_SCHEMA, lines_of, parse_column
 from truffle_assets.parsing.kinds import SYSTEM, classify
 from truffle_assets.parsing.limits import MAX_MESSAGE_CHARS, TRUNCATION_MARK
 from truffle_assets.parsing.source import ExportError, ExportText, read_export
+from truffle_assets.plurals import plural
 
 
 @dataclass(slots=True)
@@ -114,8 +115,9 @@ class ParseResult:
     def summary(self) -> str:
         c = self.counts
         return (
-            f"{self.source}: {c['entries']} entries ({c['authored']} authored) from {c['lines_total']} lines = "
-            f"{c['header_lines']} headers + {c['continuation_lines']} continuations + "
+            f"{self.source}: {plural(c['entries'], 'entry')} ({c['authored']} authored) from "
+            f"{plural(c['lines_total'], 'line')} = {plural(c['header_lines'], 'header')} + "
+            f"{plural(c['continuation_lines'], 'continuation')} + "
             f"{c['system_lines']} system + {c['quarantined_lines']} quarantined"
             + "".join(f"; truncated to {MAX_MESSAGE_CHARS:,} characters: lines {a}-{b}" for a, b in self.truncated[:5])
             + (f" and {len(self.truncated) - 5} more" if len(self.truncated) > 5 else "")
