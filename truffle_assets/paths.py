@@ -2,9 +2,13 @@
 
 The data root is `$TRUFFLE_HOME` when set, else the repository's `data/`. Every default path —
 exports, the DuckDB store, caches, the LanceDB index, published files, the runtime store,
-training datasets, the model registry — derives from it, as do training runs and assembled base
-models (`<repo>/models/`, or `$TRUFFLE_HOME/models` when the variable is set). The Dagster
-resources and the CLI flags can still point any single path elsewhere.
+training datasets, the model registry — derives from it, as do training runs (`<repo>/models/`,
+or `$TRUFFLE_HOME/models` when the variable is set). The Dagster resources and the CLI flags can
+still point any single path elsewhere.
+
+Models installed once serve every data root: the assembled base GGUF and the shipped fine-tune
+rebuilt at setup live in `shared_models_dir()` (`$TRUFFLE_SHARED_MODELS`, else the checkout's
+`models/`), never copied into a second root.
 
 Functions, not constants: the variable is read when a path is asked for, so a process that sets it
 before loading the definitions (or a test) gets the paths it asked for.
@@ -17,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 HOME_ENV = "TRUFFLE_HOME"
+SHARED_MODELS_ENV = "TRUFFLE_SHARED_MODELS"
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: prompts, dagster.yaml, workspace.yaml
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
@@ -32,8 +37,15 @@ def data_root() -> Path:
 
 
 def models_dir() -> Path:
-    """Training runs and the assembled base models: big files kept beside, not inside, the data."""
+    """This data root's training runs: big files kept beside, not inside, the data."""
     return (_home() or PROJECT_ROOT) / "models"
+
+
+def shared_models_dir() -> Path:
+    """What every data root serves from: the base GGUF, the dequantized base and the installed shipped
+    fine-tune (`runs/<run_id>/`). Without `$TRUFFLE_HOME` it is also the default root's `models_dir()`."""
+    shared = os.environ.get(SHARED_MODELS_ENV)
+    return Path(shared).expanduser().resolve() if shared else PROJECT_ROOT / "models"
 
 
 def _under_data(*parts: str) -> Callable[[], Path]:

@@ -51,10 +51,11 @@ def dequantize_gguf(gguf_path: Path, out_dir: Path) -> Path:
 def resolve_base(name: str, models_dir: Path | None = None) -> tuple[Path | str, str | None]:
     """(trainable HF folder or id, llama.cpp pre-tokenizer override) for a configured base name.
 
-    `qwen2.5-coder-0.5b` is the demo model; `tiny` is built by the caller (tests); anything else is
-    a local folder or an HF id, used as is.
+    `qwen2.5-coder-0.5b` is the demo model, assembled and dequantized once into the shared models
+    folder (`paths.shared_models_dir()`) unless `models_dir` is given; `tiny` is built by the caller
+    (tests); anything else is a local folder or an HF id, used as is.
     """
     if name == "qwen2.5-coder-0.5b":
-        models_dir = Path(models_dir or paths.models_dir())
+        models_dir = Path(models_dir or paths.shared_models_dir())
         return dequantize_gguf(qwen_gguf(models_dir), models_dir / "qwen2.5-coder-0.5b-hf"), QWEN_PRE
     return name, None

@@ -132,7 +132,7 @@ def base_for(config_base: str, models: ModelsResource, sft_dir: Path) -> tuple[s
         return str(build_tiny_model(Path(models.root) / "tiny-base", texts)), LLAMA_CPP_PRE
     from truffle_assets.training.base_models import resolve_base
 
-    base, pre = resolve_base(config_base, Path(models.root))
+    base, pre = resolve_base(config_base)  # the base is assembled once, shared by every data root
     return str(base), pre
 
 
