@@ -251,7 +251,8 @@ def add_commands(sub) -> None:
     shp.set_defaults(func=cmd_ship)
     ins = sub.add_parser("install-shipped", help="rebuild the shipped model, check its sha256, make it active if none is")
     ins.add_argument("--from", dest="source", default=str(SHIPPED_DIR))
-    ins.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    ins.add_argument("--runs", default=str(paths.shared_models_dir() / "runs"),
+                     help="where the rebuilt run goes (default: the shared models folder every data root serves from)")
     ins.add_argument("--registry", default=registry)
     ins.add_argument("--base-dir", default=None, help="the base model folder (default: resolved from its name)")
     ins.add_argument("--force", action="store_true", help="replace the active model")
