@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from truffle_assets.files import write_json_atomic
+from truffle_assets.validation_text import in_words
 
 SETTINGS_FILE = "settings.json"
 LOG_ENV = "TRUFFLE_LOG"
@@ -85,9 +86,7 @@ def _checked(values: Mapping[str, Any], where: str) -> dict[str, Any]:
     try:
         full = LoggingSettings.model_validate({**LoggingSettings().model_dump(), **values})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or "value"
-        raise SettingsError(f"{where}: {field}: {err.get('msg', 'invalid')}") from None
+        raise SettingsError(f"{where}: {in_words(exc)}") from None
     return {k: getattr(full, k) for k in values}
 
 

@@ -7,7 +7,7 @@ registry's active model, or the Qwen2.5-Coder-0.5B GGUF.
 
     truffle ask "When is Priya's party?" --json
     truffle chat          # :up, :down [note], :reroll, :quit
-    truffle logging on    # keep transcripts and ratings (saved in the store; `off`, `--days N`, `status`)
+    truffle logging on    # keep transcripts and ratings (saved in the store; `off`, `set --days N`, `status`)
 
 Nothing of a turn is kept until the person turns it on (`feedback.settings`): `truffle logging`
 saves the choice every command on that store follows, `--log` / `--no-transcripts` change it for
@@ -28,6 +28,7 @@ from truffle_assets.feedback.settings import MAX_RETENTION_DAYS, SettingsError, 
 from truffle_assets.runtime.config import RuntimeConfig
 
 TURN_ON = "turn it on with `truffle logging on`, or --log for one session"
+LOGGING_ACTIONS = ("status", "on", "off", "set")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -55,11 +56,23 @@ def add_runtime_commands(subparsers) -> None:
     chat = subparsers.add_parser("chat", help="interactive chat over the published memory (:up :down :reroll)")
     _add_common(chat)
     chat.set_defaults(func=chat_main)
-    lg = subparsers.add_parser("logging", help="what the chat keeps (transcripts, their text, ratings) and for how long")
-    lg.add_argument("action", nargs="?", choices=("status", "on", "off"), default="status")
-    lg.add_argument("--no-content", action="store_true", help="with `on`: keep transcripts without their text")
-    lg.add_argument("--no-ratings", action="store_true", help="with `on`: do not keep ratings")
-    lg.add_argument("--days", type=int, default=None, help=f"retention window, 1-{MAX_RETENTION_DAYS} days (default 90)")
+    lg = subparsers.add_parser(
+        "logging", help="what the chat keeps (transcripts, their text, ratings) and for how long",
+        description="Show or change what the chat keeps. `status` (the default) only shows; `on`, `off` and "
+                    "`set` change the choice saved in the store, which every serve, chat and ask on it follows.")
+    lg.add_argument("action", nargs="?", choices=LOGGING_ACTIONS, default="status",
+                    help="status: show every setting, change nothing (default); on: keep transcripts with their "
+                         "text, and ratings; off: keep nothing new; set: change only the settings given")
+    lg.add_argument("--days", type=int, default=None,
+                    help=f"with on, off or set: the retention window, 1-{MAX_RETENTION_DAYS} days (default 90)")
+    lg.add_argument("--content", action=argparse.BooleanOptionalAction, default=None,
+                    help="with on or set: keep the text of questions and answers beside the transcripts "
+                         "(default with on: keep it)")
+    lg.add_argument("--ratings", action=argparse.BooleanOptionalAction, default=None,
+                    help="with on or set: keep ratings and their notes (default with on: keep them)")
+    lg.add_argument("--transcripts", action=argparse.BooleanOptionalAction, default=None,
+                    help="with set: keep per-turn transcripts (on turns them on, off turns them off)")
+    lg.add_argument("--json", action="store_true", help="print the settings as one JSON object")
     lg.add_argument("--store", default=None, help=f"runtime store dir (default {paths.runtime_dir()})")
     lg.set_defaults(func=logging_main)
 
@@ -103,10 +116,17 @@ def _refuses_tampered_registry(main: Callable[..., int]) -> Callable[..., int]:
     def wrapped(*args, **kwargs) -> int:
         from truffle_assets.registry import AuditFailed
 
+        from pydantic import ValidationError
+
+        from truffle_assets.validation_text import in_words
+
         try:
             return main(*args, **kwargs)
         except (AuditFailed, SettingsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except ValidationError as exc:  # a refused option or setting, e.g. --max-recalls 7
+            print(f"error: {in_words(exc)}", file=sys.stderr)
             return 2
 
     return wrapped
@@ -189,27 +209,93 @@ def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=
                 print("  (not kept: transcripts are off, so this pair of answers is not saved)", file=out)
 
 
+# which change options each action takes (status takes none: it never writes)
+_APPLIES = {"status": (), "on": ("days", "content", "ratings"), "off": ("days",),
+            "set": ("days", "content", "ratings", "transcripts")}
+_FIELD = {"content": "content", "ratings": "feedback", "transcripts": "transcripts", "days": "retention_days"}
+_LABEL = {"transcripts": "transcripts", "content": "their text", "feedback": "ratings",
+          "retention_days": "retention"}
+
+
+def _option(name: str, value) -> str:
+    """How the person typed it: `--days 5`, `--no-content`."""
+    if name == "days":
+        return f"--days {value}"
+    return f"--{'' if value else 'no-'}{name}"
+
+
+def _refused(action: str, given: dict) -> str | None:
+    """Why these options do not go with `action` (None when they do)."""
+    stray = [n for n in given if n not in _APPLIES[action]]
+    if not stray:
+        if action == "set" and not given:
+            return ("`truffle logging set` needs something to set: --days N, --transcripts/--no-transcripts, "
+                    "--content/--no-content, --ratings/--no-ratings")
+        return None
+    typed = " ".join(_option(n, given[n]) for n in stray)
+    if action == "status":
+        return (f"{typed}: `truffle logging status` only shows the settings and changes nothing; "
+                f"to change them: truffle logging set {' '.join(_option(n, v) for n, v in given.items())}")
+    takes = ", ".join(f"--{n}" for n in _APPLIES[action]) or "no options"
+    return f"{typed} does not apply to `truffle logging {action}` (it takes {takes}); use `truffle logging set`"
+
+
+def _source(kind: str) -> str:
+    return {"default": "built-in default", "env": "from the environment", "saved": "saved",
+            "session": "this process"}.get(kind, kind)
+
+
+def _status_lines(keep, sources: dict, store) -> list[str]:
+    days = f"{keep.retention_days} day" + ("" if keep.retention_days == 1 else "s")
+    values = {"transcripts": "on" if keep.transcripts else "off",
+              "content": ("on" if keep.content else "off") + ("" if keep.transcripts or not keep.content
+                                                              else " (kept only with transcripts)"),
+              "feedback": "on" if keep.feedback else "off", "retention_days": days}
+    lines = [keep.describe() + "."]
+    lines += [f"  {_LABEL[k]:<12} {values[k]:<10} {_source(sources[k])}" for k in _LABEL]
+    saved = any(v == "saved" for v in sources.values())
+    lines.append(f"  saved in {settings_path(store)}" if saved else "  nothing saved yet: off until turned on")
+    if any(v == "env" for v in sources.values()):
+        lines.append("  the environment's values come from $TRUFFLE_LOG / $TRUFFLE_RETENTION_DAYS")
+    return lines
+
+
 @_refuses_tampered_registry
 def logging_main(args: argparse.Namespace, out=None) -> int:
-    """`truffle logging [status|on|off] [--no-content] [--no-ratings] [--days N]`: show or save the choice."""
+    """`truffle logging [status|on|off|set] [--days N] [--[no-]content] [--[no-]ratings] [--[no-]transcripts]
+    [--json]`: `status` only shows; `on`, `off` and `set` save the choice."""
+    from pydantic import ValidationError
+
+    from truffle_assets.feedback.settings import LoggingSettings
+    from truffle_assets.validation_text import in_words
+
     out = out or sys.stdout
-    store = args.store or RuntimeConfig.from_env().store_dir
-    changes: dict = {}
+    given = {n: getattr(args, n, None) for n in ("days", "content", "ratings", "transcripts")}
+    given = {n: v for n, v in given.items() if v is not None}
+    why = _refused(args.action, given)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    changes = {_FIELD[n]: v for n, v in given.items()}
     if args.action == "on":
-        changes.update(transcripts=True, content=not args.no_content, feedback=not args.no_ratings)
+        changes = {"transcripts": True, "content": True, "feedback": True} | changes
     elif args.action == "off":
-        changes.update(transcripts=False, content=False, feedback=False)
-    if args.days is not None:
-        changes["retention_days"] = args.days
+        changes = {"transcripts": False, "content": False, "feedback": False} | changes
+    try:  # refused in a person's words before anything is written
+        LoggingSettings.model_validate(LoggingSettings().model_dump() | changes)
+    except ValidationError as exc:
+        print(f"error: {in_words(exc)}", file=sys.stderr)
+        return 2
+    store = args.store or RuntimeConfig.from_env().store_dir
     if changes:
         save(store, changes)
     keep, sources = resolve(store)
-    print(keep.describe() + ".", file=out)
-    from_env = sorted(k for k, v in sources.items() if v == "env")
-    print(f"  saved in {settings_path(store)}" if any(v == "saved" for v in sources.values())
-          else "  nothing saved yet: off until turned on", file=out)
-    if from_env:
-        print(f"  from the environment ($TRUFFLE_LOG / $TRUFFLE_RETENTION_DAYS): {', '.join(from_env)}", file=out)
+    if getattr(args, "json", False):
+        print(json.dumps({"summary": keep.describe(), **keep.model_dump(), "keeps_content": keep.keeps_content,
+                          "sources": sources, "settings_file": str(settings_path(store)),
+                          "saved": any(v == "saved" for v in sources.values())}, indent=2), file=out)
+        return 0
+    print("\n".join(_status_lines(keep, sources, store)), file=out)
     if args.action == "off":
         print(f"  what was kept before stays until it is {keep.retention_days} days old "
               "(the daily runtime_retention job deletes it)", file=out)

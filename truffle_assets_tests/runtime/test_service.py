@@ -196,7 +196,9 @@ def test_cli_logging_saves_the_choice_for_every_command(memory, tmp_path, llm, q
         args = p.parse_args(["logging", *argv, "--store", str(store)])
         return args.func(args), capsys.readouterr().out
 
-    assert logging() == (0, "Not keeping transcripts or ratings.\n  nothing saved yet: off until turned on\n")
+    code, out = logging()
+    assert code == 0 and out.startswith("Not keeping transcripts or ratings.\n")
+    assert "nothing saved yet: off until turned on" in out and not (store / "settings.json").exists()
     code, out = logging("on", "--no-content", "--days", "30")
     assert code == 0 and out.startswith("Keeping transcripts (without their text) and ratings for 30 days.\n")
     assert f"saved in {store / 'settings.json'}" in out
@@ -212,9 +214,9 @@ def test_cli_logging_saves_the_choice_for_every_command(memory, tmp_path, llm, q
     assert ask_main(args) == 0 and json.loads(capsys.readouterr().out)["kept"] is False
     assert len(load_turns(store)) == 1
 
-    args = p.parse_args(["logging", "--days", "0", "--store", str(store)])
+    args = p.parse_args(["logging", "set", "--days", "0", "--store", str(store)])
     assert args.func(args) == 2
-    assert "retention_days" in capsys.readouterr().err
+    assert capsys.readouterr().err == "error: retention days must be at least 1, got 0\n"
     (store / "settings.json").write_text('{"transcripts": 1.5}')
     assert ask_main(_args(["ask", "x"], memory, tmp_path, llm.base_url)) == 2
-    assert f"error: {store / 'settings.json'}: transcripts:" in capsys.readouterr().err
+    assert f"error: {store / 'settings.json'}: transcripts must be true or false, got 1.5" in capsys.readouterr().err
