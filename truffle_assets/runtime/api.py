@@ -7,7 +7,10 @@
   conversation_id, citations, uncertain, watermarks, tokens, fallback, refused`. `stream: true`
   sends the answer as `chat.completion.chunk` server-sent events while the model writes it
   (`ChatService.ask_stream`: settled, scrubbed text only), the `truffle` object in the last chunk,
-  ending in `data: [DONE]`, so any OpenAI client can stream it. `GET /v1/models` lists the one model.
+  ending in `data: [DONE]`, so any OpenAI client can stream it. `GET /v1/models` lists the one model
+  that answers, under its own id (a run id, a GGUF's name, an endpoint's model) with a `description`
+  of what it is (`llm.gguf.describe`: "20261201-013907-e62e794c (shipped fine-tune of
+  qwen2.5-coder-0.5b)"); a request may name any model, the served one answers.
 - `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}[?around=N]` (with N
   neighbours each side), `GET /api/day/{chat_id}/{YYYY-MM-DD}`, `GET /api/facts/{fact_id}`: the
   page's (and any client's) way to rate, regenerate and inspect.
@@ -40,6 +43,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from starlette.exceptions import HTTPException
 
+from truffle_assets.llm.gguf import describe
 from truffle_assets.runtime import forget_api
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
 from truffle_assets.runtime.health_api import router as health_router
@@ -50,7 +54,7 @@ from truffle_assets.runtime.settings_api import router as settings_router
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
-MODEL_ID = "truffle"  # what /v1/models lists; the request's `model` is accepted and ignored
+MODEL_ID = "truffle"  # a completion's `model` when nothing names the served one; the request's is ignored
 # the `truffle` object of a completion; `body` is the answer without its freshness lines
 TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused",
                "reroll_of", "body")
@@ -182,7 +186,7 @@ def _turn_parts(result: Any) -> tuple[dict[str, Any], dict[str, int], dict[str, 
     return turn, usage, {k: turn.get(k) for k in TURN_FIELDS}
 
 
-def _streamed(events: Iterator[dict], requested_model: str | None) -> Iterator[bytes]:
+def _streamed(events: Iterator[dict], served_model: str | None) -> Iterator[bytes]:
     """`chat.completion.chunk` server-sent events of a turn as the model writes it: a role chunk at
     once, a content chunk per settled piece of the answer, the rest of the answer (its freshness
     lines, or all of it for an answer the model did not write) and the `truffle` object in the last
@@ -190,7 +194,7 @@ def _streamed(events: Iterator[dict], requested_model: str | None) -> Iterator[b
     line and says `replaced` (the page shows `truffle.answer` alone)."""
     created = int(time.time())
     base = {"id": f"chatcmpl-{created}", "object": "chat.completion.chunk", "created": created,
-            "model": requested_model or MODEL_ID}
+            "model": served_model or MODEL_ID}
 
     def chunk(delta: dict, finish: str | None = None, **extra: Any) -> bytes:
         return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
@@ -231,6 +235,21 @@ def _model_name(service: Any) -> str:
         if isinstance(name, str) and name:
             return name
     return MODEL_ID
+
+
+def _listed_model(service: Any) -> dict[str, Any]:
+    """The served model as `/v1/models` lists it: its id, what it is, and `truffle.model`, the
+    status `GET /api/health` reports (source, file, run_id, sha256, since …)."""
+    name = _model_name(service)
+    try:
+        status = dict(service.model_status())
+    except Exception:  # noqa: BLE001 - a service without model status still lists its model
+        status = {}
+    model_id = status.get("id") or name
+    description = status.get("description") or describe({"id": model_id, "source": "endpoint"})
+    return {"id": model_id, "object": "model", "created": 0, "owned_by": "truffle",
+            "description": f"{description}, answering from your memory",
+            "truffle": {"backend": name, "model": status}}
 
 
 # ---- the app ----------------------------------------------------------------------------------------
@@ -294,8 +313,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
     # -- OpenAI-compatible
     @app.get("/v1/models")
     def list_models() -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "truffle",
-                                            "truffle": {"backend": _model_name(service)}}]}
+        return {"object": "list", "data": [_listed_model(service)]}
 
     @app.post("/v1/chat/completions")
     def chat_completions(body: ChatCompletionRequest) -> Response:
@@ -309,7 +327,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         if body.temperature is not None:
             kwargs["temperature"] = body.temperature
         if body.stream:
-            return StreamingResponse(_streamed(call(service.ask_stream, messages, **kwargs), body.model),
+            return StreamingResponse(_streamed(call(service.ask_stream, messages, **kwargs), _model_name(service)),
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         result = call(service.ask, messages, **kwargs)
@@ -317,7 +335,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         created = int(time.time())
         return JSONResponse({
             "id": f"chatcmpl-{turn.get('turn_id') or created}", "object": "chat.completion", "created": created,
-            "model": turn.get("model") or body.model or MODEL_ID,
+            "model": turn.get("model") or _model_name(service),
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                          "message": {"role": "assistant", "content": turn["answer"]}}],
             "usage": usage, "truffle": extra})

@@ -12,7 +12,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
+from truffle_assets.llm.gguf import describe
 from truffle_assets.llm.server import Endpoint, resolve_endpoint
 from truffle_assets.net import url_is_loopback
 from truffle_assets.runtime.config import RuntimeConfig
@@ -86,7 +88,8 @@ class ModelLease:
         counter = TokenCounter.load(self.config.tokenizer or gguf)  # loaded first: no turn waits for it
         with self._lock:
             old = self.endpoint
-            ep = self.config.endpoint.model_copy(update={"base_url": endpoint.base_url, "gguf": str(gguf)})
+            ep = self.config.endpoint.model_copy(update={"base_url": endpoint.base_url, "model": endpoint.model,
+                                                         "gguf": str(gguf)})
             self.config = self.config.model_copy(update={"endpoint": ep})
             self.endpoint, self._counter = endpoint, counter
         return old
@@ -115,14 +118,24 @@ class ModelLease:
             return self._idle.wait_for(lambda: not self._running.get(endpoint), timeout)
 
     def model_status(self) -> dict[str, Any]:
-        """The model served now, as `GET /api/health` reports it (`ServedModel.status` when embedded)."""
+        """The model served now, as `GET /api/health` reports it (`ServedModel.status` when embedded):
+        `id` is the name it answers under, `description` says what it is (`llm.gguf.describe`)."""
         if self.served is not None:
             return {"name": self.model, **self.served.status()}
         gguf = self.config.endpoint.gguf
-        return {"name": self.model, "source": "endpoint", "file": Path(gguf).name if gguf else None,
-                "follows_registry": False, "error": None}
+        status = {"name": self.model, "id": self.model, "source": "endpoint", "file": Path(gguf).name if gguf else None,
+                  "base_url": _shown_url(self.endpoint.base_url), "follows_registry": False, "error": None}
+        return status | {"description": describe(status)}
 
     def update(self, **fields: Any) -> None:
         """Replace config fields (the store settings' overrides) without touching the model."""
         with self._lock:
             self.config = self.config.model_copy(update=fields)
+
+
+def _shown_url(url: str | None) -> str | None:
+    """The endpoint's host and path, without credentials or query: what a person needs to know it."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}".rstrip("/") or url

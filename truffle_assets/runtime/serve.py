@@ -4,8 +4,9 @@
 
 The model endpoint is resolved by `llm_server.resolve_endpoint` (the config's endpoint, then
 `TRUFFLE_LLM_BASE_URL` / `OPENROUTER_API_KEY`). When none is configured it is embedded: a
-`LlamaServer` is started on `llm.gguf.served_gguf()`: the active fine-tuned model or, before any
-promotion, the Qwen2.5-Coder-0.5B GGUF, and stopped again when the server exits
+`LlamaServer` is started on `llm.gguf.served_gguf()`: the registry's active model or, before any
+promotion, the shipped fine-tune installed once for every data root (the Qwen2.5-Coder-0.5B GGUF
+when none is installed, or `TRUFFLE_DEFAULT_MODEL=base`), and stopped again when the server exits
 (Ctrl-C / SIGTERM included). Unless `--gguf` names the file, a later `truffle promote` or `truffle
 rollback` is served without a restart (`served_model.ServedModel`; `GET /api/health` names the
 model). A host other than loopback is refused without a bearer token, and a weak token
@@ -70,7 +71,8 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
           n_ctx: int = 16_384, log_level: str = "info", forgetter: Any = None) -> None:
     """Serve the chat API and page until interrupted; an embedded llama.cpp server lives exactly as
     long (`service.open_service`: the configured endpoint via `llm_server.resolve_endpoint`, else
-    llama.cpp on `endpoint.gguf`, the registry's active model or the Qwen2.5-Coder-0.5B GGUF).
+    llama.cpp on `endpoint.gguf`, the registry's active model, the shared shipped fine-tune or the
+    Qwen2.5-Coder-0.5B GGUF).
     `forgetter`: what `/api/forget` hands its work to (`forget_api.Forgetter`), else those routes answer 503."""
     import uvicorn
 
@@ -88,9 +90,8 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
             print(f"truffle: http://{host}:{port}/  (model {ep.model} at {ep.base_url})", file=sys.stderr, flush=True)
             served = service.model_status()
             if served["source"] != "endpoint":  # the embedded llama.cpp server
-                run = f", {served['run_id']}" if served["run_id"] else ""
                 follows = "; a promotion or rollback is served without a restart" if served["follows_registry"] else ""
-                print(f"truffle: serving {served['file']} ({served['source']}{run}){follows}", file=sys.stderr,
+                print(f"truffle: serving {served['description']} from {served['file']}{follows}", file=sys.stderr,
                       flush=True)
             keep = service.keeping()  # what this store keeps: the page shows the same line
             print(f"truffle: {keep.describe()} (in {service.config.store_dir}; change it on the page or with "

@@ -5,8 +5,10 @@
         served.follow(service)  # a promotion or rollback made by another process is served from then on
 
 What is served is `llm.gguf.served`: an explicit GGUF (never switched), else the registry's
-active model once the registry verifies (one that does not is refused at start), else the Qwen
-base GGUF. While following, a change to the registry's files is verified, a new `LlamaServer` is
+active model once the registry verifies (one that does not is refused at start), else the shipped
+fine-tune installed in the shared models folder, else the Qwen base GGUF. Each llama.cpp server
+serves its model under the model's id (a run id, or the GGUF's name) unless an alias is given, so
+every answer names the model that wrote it. While following, a change to the registry's files is verified, a new `LlamaServer` is
 started on the model it names and waited for, the service switches to it in one step
 (`ChatService.switch_model`: endpoint, config and tokenizer together), and the old server is
 stopped once the turns still running on it have ended (`ChatService.drain`). A registry that
@@ -83,7 +85,7 @@ class ServedModel:
         # the files are looked at before they are read: a change made in between is seen on the first poll
         self._seen = fingerprint(self.registry_dir)
         gguf, model = served(self.explicit, self.registry_dir)
-        self.server = LlamaServer(gguf, **self.server_kwargs).start()
+        self.server = LlamaServer(gguf, **self._server_kwargs(model)).start()
         self._model = model | {"since": _now()}
         return self
 
@@ -113,9 +115,13 @@ class ServedModel:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _server_kwargs(self, model: dict[str, Any]) -> dict[str, Any]:
+        return {**self.server_kwargs, "alias": self.server_kwargs.get("alias") or model["id"]}
+
     # ---- status --------------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """The model served now (source, file, run_id, sha256, since), whether the registry is followed,
+        """The model served now (id, description, source, file, run_id, base_model, sha256, since), whether
+        the registry is followed,
         and the error that kept the last change from being served (None once a look succeeds)."""
         with self._lock:
             return {**self._model, "follows_registry": self._thread is not None, "error": self._error,
@@ -144,7 +150,7 @@ class ServedModel:
             self._failed(None)
             return False
         try:
-            new = LlamaServer(gguf, **self.server_kwargs).start()
+            new = LlamaServer(gguf, **self._server_kwargs(model)).start()
         except LlamaServerError as exc:
             return self._failed(f"llama.cpp could not start on {model['file']} ({model['run_id']}); still serving "
                                 f"{current.get('file')}: {exc}")

@@ -181,7 +181,8 @@ def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | No
     if not resolved.embedded:
         yield ChatService(config, endpoint=resolved)
         return
-    server_kwargs.setdefault("alias", ep.model or "local")
+    if ep.model:  # else each model is served under its own id (`ServedModel`)
+        server_kwargs.setdefault("alias", ep.model)
     with ServedModel(config.registry_dir, ep.gguf or resolved.gguf, n_ctx=n_ctx, **server_kwargs) as served:
         srv = served.server
         cap = min(config.budget.cap, n_ctx)

@@ -46,7 +46,10 @@ def test_chat_completion_is_openai_shaped_with_citations(client, store, llm):
 
 def test_models_page_and_validation(client):
     models = client.get("/v1/models").json()
-    assert models["object"] == "list" and models["data"][0]["id"] == "truffle"
+    assert models["object"] == "list" and [m["id"] for m in models["data"]] == ["fake-model"]  # the endpoint's
+    listed = models["data"][0]
+    assert listed["owned_by"] == "truffle" and listed["truffle"]["model"]["source"] == "endpoint"
+    assert listed["description"].startswith("fake-model (OpenAI-compatible endpoint at 127.0.0.1:")
     page = client.get("/")
     assert page.status_code == 200 and 'aria-label="Bad answer"' in page.text
     assert "http" not in page.text.replace('http-equiv', '')  # no external resources
@@ -159,8 +162,9 @@ def test_down_endpoint_degrades_and_service_errors_are_json(make_service, tmp_pa
 def test_streaming_through_uvicorn_with_the_openai_client(service):
     with live_server(create_app(service, token=TOKEN)) as url:
         client = openai.OpenAI(base_url=f"{url}/v1", api_key=TOKEN, max_retries=0, timeout=60)
-        assert [m.id for m in client.models.list()] == ["truffle"]
+        assert [m.id for m in client.models.list()] == ["fake-model"]  # the model that answers, not an alias
         full = client.chat.completions.create(model="truffle", messages=[{"role": "user", "content": QUESTION}])
+        assert full.model == "fake-model"
         extra = full.model_extra["truffle"]
         stream = client.chat.completions.create(model="truffle", messages=[{"role": "user", "content": QUESTION}],
                                                 stream=True)
@@ -170,7 +174,7 @@ def test_streaming_through_uvicorn_with_the_openai_client(service):
         assert "".join(pieces) == full.choices[0].message.content  # temperature 0, same memory: same answer
         assert chunks[0].choices[0].delta.role == "assistant"
         last = chunks[-1]
-        assert last.choices[0].finish_reason == "stop"
+        assert last.choices[0].finish_reason == "stop" and {c.model for c in chunks} == {"fake-model"}
         assert last.model_extra["truffle"]["citations"] == extra["citations"]
         assert last.model_extra["truffle"]["turn_id"] != extra["turn_id"]
         with pytest.raises(openai.AuthenticationError):

@@ -264,8 +264,8 @@ def test_truffle_serve_follows_truffle_promote_and_rollback(tmp_path, ggufs):
                 return None
 
         assert wait_for(served, "serve up", timeout=120)["run_id"] == "run-a"
-        assert "serving run-a-q4_k_m.gguf (registry, run-a); a promotion or rollback is served without a restart" \
-            in log.read_text()
+        assert "serving run-a (fine-tune, the registry's active model) from run-a-q4_k_m.gguf; a promotion or " \
+            "rollback is served without a restart" in log.read_text()
         answer_a = ask(base)
         assert "active model: run-b" in truffle("promote", "run-b", "--runs", str(tmp_path / "runs"),
                                                 "--reason", "better")

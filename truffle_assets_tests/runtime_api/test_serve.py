@@ -98,7 +98,7 @@ def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
                 pass
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.25)
-        llama_url = re.search(r"model local at (http://127\.0\.0\.1:\d+/v1)", log.read_text()).group(1)
+        llama_url = re.search(r"model (\S+) at (http://127\.0\.0\.1:\d+/v1)", log.read_text()).group(2)
         assert _get(f"{llama_url}/models")[0] == 200  # the embedded llama.cpp server is up
         assert _get(f"{base}/v1/models")[0] == 401  # the token came from $TRUFFLE_API_TOKEN
         status, models = _get(f"{base}/v1/models", token)
