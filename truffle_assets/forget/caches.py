@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -58,8 +59,12 @@ def purge_index_versions(index_root: str | Path, dry_run: bool = False) -> int:
         if dry_run:
             removed += before - 1
             continue
-        # optimize = compaction + index update + cleanup, all native (cleanup_old_versions needs pylance)
-        tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-        tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)  # the compaction's own old version
+        # optimize = compaction + index update + cleanup, all native (cleanup_old_versions needs pylance).
+        # LanceDB warns that readers of an old version would fail: the forget wants exactly that, and
+        # runs under the store's writer lock
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
+            tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            tbl.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)  # the compaction's own old version
         removed += max(before - len(tbl.list_versions()), 0)
     return removed

@@ -28,6 +28,10 @@ class Reach:
     fact_ids: set[str] = field(default_factory=set)  # facts removed (all their evidence forgotten, or the fact itself)
     fact_texts: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    # what a person is shown (`forget.selection`): each message (id, chat_id, day, ts, author, and
+    # its text redacted as recall shows it) and each fact (id, text); the purge never reads these
+    messages: list[dict] = field(default_factory=list)
+    facts: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"chats": sorted(self.chats), "months": sorted(f"{c}|{m}" for c, m in self.months),
@@ -52,7 +56,7 @@ def reach(db_path: str | Path, t: Tombstone) -> Reach:
         if t.kind == "fact":
             _fact_reach(con, t.value, r)
             return r
-        msgs = _frame(con, "SELECT id, chat_id, day, raw_text FROM messages").filter(covers(t))
+        msgs = _frame(con, "SELECT id, chat_id, day, ts, author, raw_text FROM messages").filter(covers(t))
         r.message_ids = set(msgs["id"].to_list())
         r.chats = set(msgs["chat_id"].to_list())
         r.months = {(c, f"{d:%Y-%m}") for c, d in msgs.select("chat_id", "day").unique().iter_rows()}
@@ -61,9 +65,14 @@ def reach(db_path: str | Path, t: Tombstone) -> Reach:
         ids = sorted(r.message_ids)
         for table in ("message_pii", "message_streams"):
             r.counts[table] = _count_ids(con, table, ids)
+        redacted: dict[str, str] = {}
         if _has(con, "message_pii") and ids:
-            r.texts += _frame(con, "SELECT redacted_text FROM message_pii WHERE list_contains(?::VARCHAR[], id)",
-                              [ids])["redacted_text"].to_list()
+            pii = _frame(con, "SELECT id, redacted_text FROM message_pii WHERE list_contains(?::VARCHAR[], id)", [ids])
+            r.texts += pii["redacted_text"].to_list()
+            redacted = dict(pii.select("id", "redacted_text").iter_rows())
+        r.messages = [{"id": m["id"], "chat_id": m["chat_id"], "day": m["day"], "ts": m["ts"], "author": m["author"],
+                       "text": redacted.get(m["id"]) or m["raw_text"] or ""}
+                      for m in msgs.sort("ts", "id").iter_rows(named=True)]
         if _has(con, "episodes") and ids:
             eps = _frame(con, "SELECT id FROM episodes WHERE list_has_any(message_ids, ?::VARCHAR[])", [ids])
             r.episode_ids = set(eps["id"].to_list())
@@ -75,6 +84,7 @@ def reach(db_path: str | Path, t: Tombstone) -> Reach:
             gone = facts.filter(pl.col("evidence_message_ids").list.eval(pl.element().is_in(ids)).list.all())
             r.fact_ids = set(gone["id"].to_list())
             r.fact_texts = gone["fact_text"].to_list()
+            r.facts = [{"id": i, "text": x} for i, x in gone.select("id", "fact_text").iter_rows()]
             r.counts["facts"] = gone.height
             r.counts["facts_losing_evidence"] = facts.height - gone.height
         r.counts["fact_claims"] = _count_ids(con, "fact_claims", ids, column="message_id")
@@ -87,6 +97,7 @@ def _fact_reach(con: duckdb.DuckDBPyConnection, fact_id: str, r: Reach) -> None:
     facts = _frame(con, "SELECT id, fact_text, chat_ids, first_seen_at FROM facts WHERE id = ?", [fact_id])
     r.fact_ids = set(facts["id"].to_list())
     r.fact_texts = facts["fact_text"].to_list()
+    r.facts = [{"id": i, "text": x} for i, x in facts.select("id", "fact_text").iter_rows()]
     for chats, seen in facts.select("chat_ids", "first_seen_at").iter_rows():
         r.chats.update(chats or [])
         r.months.update((c, f"{seen:%Y-%m}") for c in chats or [])

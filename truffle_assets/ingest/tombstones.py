@@ -51,9 +51,11 @@ class Tombstone:
         return self.chat is None or self.chat == chat_id
 
     def describe(self) -> str:
-        """For logs and the audit: never the text of a `contains` tombstone."""
-        what = f"{len(self.value)} characters of text" if self.kind == "contains" else self.value
-        return f"{self.kind} {what}" + (f" in chat {self.chat}" if self.chat and self.kind != "chat" else "")
+        """What it covers, for people, logs and the audit: never the text of a `contains` tombstone."""
+        what = {"before": f"messages before {self.value}",
+                "contains": f"messages containing the text given ({len(self.value)} characters)",
+                }.get(self.kind, f"{self.kind} {self.value}")
+        return what + (f" in chat {self.chat}" if self.chat and self.kind != "chat" else "")
 
     def listing(self) -> dict:
         """What `truffle forget --list` and `GET /api/forget` show: ids and kinds, never a `contains` text."""

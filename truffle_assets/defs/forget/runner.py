@@ -2,7 +2,8 @@
 
 In order, so that a crash at any point leaves a state the same command finishes:
 1. reach: what the request covers in DuckDB (messages, or one fact) and what derives from it;
-   a dry run stops here and reports it, plus what the purges below would remove;
+   a dry run stops here and reports it (`selection`: the chats, days, messages and facts, as a
+   person reads them; `removed`: the count per store), plus what the purges below would remove;
 2. the purges that need the forgotten text (runtime turns and traces that quoted it, training
    dataset rows, LLM cache entries), while DuckDB still holds it; the ids (never the text) are
    kept beside the tombstone for step 5;
@@ -31,6 +32,8 @@ from truffle_assets.defs.resources import (
 from truffle_assets.files import write_json_atomic
 from truffle_assets.forget.caches import purge_index_versions, purge_llm_cache
 from truffle_assets.forget.inventory import Reach, reach
+from truffle_assets.forget.selection import selection
+from truffle_assets.ingest.chat_names import mapped_names
 from truffle_assets.ingest.tombstones import Tombstone, Tombstones, tombstone_id, validate
 from truffle_assets.registry import KEY_ENV
 
@@ -64,7 +67,8 @@ def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path,
     if pending is None and kind in ("chat", "message", "fact") and not (r.message_ids or r.fact_ids):
         raise NothingToForget(f"no {kind} {value!r} in the memory at {db_path}")
     out = {"dry_run": dry_run, "kind": kind, "id": t.describe() if kind == "contains" else value,
-           "tombstone": tid, "chats": sorted(r.chats)}
+           "what": t.describe(), "tombstone": tid, "chats": sorted(r.chats),
+           "selection": selection(r, mapped_names(where["cache"]))}
     removed = {k: v for k, v in r.counts.items()}
     removed.update(_content_purges(where, r, dry_run))
     if dry_run:
