@@ -248,7 +248,7 @@ def _listed_model(service: Any) -> dict[str, Any]:
     model_id = status.get("id") or name
     description = status.get("description") or describe({"id": model_id, "source": "endpoint"})
     return {"id": model_id, "object": "model", "created": 0, "owned_by": "truffle",
-            "description": f"{description}, answering from your memory",
+            "description": description,
             "truffle": {"backend": name, "model": status}}
 
 

@@ -41,6 +41,10 @@ def test_page_ask_cite_feedback_reroll(browser, service, store):
         answer = page.locator("article.answer").first
         expect(answer).to_contain_text("Here is what I found")
         expect(page.locator("#freshness")).to_have_text(re.compile(r"memory current to \d{4}-\d{2}-\d{2}"))
+        # which model answered: the page names the served model as /v1/models lists it, the answer its id
+        expect(page.locator("#model-line")).to_have_text(
+            re.compile(r"^model: fake-model \(OpenAI-compatible endpoint at 127\.0\.0\.1:\d+/v1\)$"))
+        expect(answer.locator(".meta")).to_have_text("answer · fake-model")
         turn_id = answer.get_attribute("data-turn-id")
 
         # the citation opens its evidence message

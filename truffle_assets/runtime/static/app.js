@@ -27,6 +27,7 @@ $("#token-form").addEventListener("submit", (ev) => {
   $("#token-box").open = false;
   setStatus("");
   loadKeep();
+  refreshModel();
 });
 
 function setStatus(text, error) {
@@ -41,13 +42,26 @@ function askForToken() {
   $("#token-input").focus();
 }
 
+// the model that answers, as /v1/models names it (a promotion under `truffle serve` changes it)
+function showModel(listing) {
+  const m = listing && listing.data && listing.data[0];
+  if (m) $("#model-line").textContent = "model: " + (m.description || m.id);
+}
+
+async function refreshModel() {
+  try { showModel(await api("GET", "/v1/models")); } catch (_) { /* the status line reports failures */ }
+}
+
 // the token box appears only when this server requires a token (an API call answers 401)
 (async function probeToken() {
   const headers = token() ? { "Authorization": "Bearer " + token() } : {};
   try {
     const resp = await fetch("/v1/models", { headers });
     if (resp.status === 401) askForToken();
-    else if (token()) $("#token-box").hidden = false;  // one was given: let it be changed
+    else {
+      if (token()) $("#token-box").hidden = false;  // one was given: let it be changed
+      if (resp.ok) showModel(await resp.json());
+    }
   } catch (_) { /* the status line reports failures when the person asks */ }
 })();
 
@@ -391,6 +405,7 @@ $("#ask-form").addEventListener("submit", async (ev) => {
     state.history.push({ role: "assistant", content: turn.body || turn.answer, turnId: turn.turn_id });
     setStatus("");
     showAnswer(turn, null, node);
+    refreshModel();
   } catch (e) {
     node.remove();
     setStatus("Error: " + e.message, true);
