@@ -1,9 +1,16 @@
-"""File helpers: atomic writes (a reader sees the old file or the new one, never half of either), hashes."""
+"""File helpers: atomic writes (a reader sees the old file or the new one, never half of either), the one
+way JSON files are written (indented, UTF-8, timestamps in ISO 8601), hashes.
+
+JSON-lines files (one record per line) and hashed canonical forms keep their compact layout; every JSON
+file a person may open goes through `json_text` / `write_json_atomic`, and every `json.dumps` that meets
+dates or datetimes passes `default=json_default`.
+"""
 
 import hashlib
 import json
 import os
 import tempfile
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +30,21 @@ def atomic_write(path: str | Path, data: bytes) -> None:
         raise
 
 
+def json_default(obj: Any) -> Any:
+    """`json.dumps`' fallback: datetimes, dates and times as ISO 8601 (`2023-09-14T09:12:00`, never
+    `str()`'s `2023-09-14 09:12:00`), anything else as its `str()`."""
+    if isinstance(obj, (datetime, date, time)):
+        return obj.isoformat()
+    return str(obj)
+
+
+def json_text(obj: Any) -> str:
+    """`obj` as a JSON file's text: 2-space indent, UTF-8 characters as they are, a final newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=json_default) + "\n"
+
+
 def write_json_atomic(path: str | Path, obj: Any) -> None:
-    atomic_write(path, (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+    atomic_write(path, json_text(obj).encode("utf-8"))
 
 
 def sha256_file(path: str | Path) -> str:

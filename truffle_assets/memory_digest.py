@@ -15,6 +15,8 @@ from pathlib import Path
 
 import duckdb
 
+from truffle_assets.files import json_default
+
 RUN_LOG_TABLES = {"ingestion_jobs"}  # one row per run that wrote: differs whenever the runs did
 POINTER_VOLATILE = {"tables", "published_at", "root"}  # root: where, not what
 
@@ -57,7 +59,7 @@ def index_digests(pointer_path: str | Path) -> dict[str, str]:
             for key, value in row.items():
                 if key == "vector" and value is not None:
                     row[key] = np.round(np.asarray(value, dtype=np.float64), 4).tolist()
-            hashes.append(hashlib.blake2b(json.dumps(row, sort_keys=True, default=str).encode(), digest_size=16).digest())
+            hashes.append(hashlib.blake2b(json.dumps(row, sort_keys=True, default=json_default).encode(), digest_size=16).digest())
         out[name] = f"{len(rows)}:{hashlib.blake2b(b''.join(sorted(hashes)), digest_size=16).hexdigest()}"
     return out
 
@@ -81,6 +83,6 @@ def memory_digest(db_path: str | Path, published_dir: str | Path) -> dict:
         "store": store_digests(db_path),
         "index": index_digests(published / "latest.json"),
         "pointer": pointer_digest(published / "latest.json"),
-        "profile": hashlib.sha256(json.dumps(profile, sort_keys=True, default=str).encode()).hexdigest()[:16],
-        "facts_json": hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16],
+        "profile": hashlib.sha256(json.dumps(profile, sort_keys=True, default=json_default).encode()).hexdigest()[:16],
+        "facts_json": hashlib.sha256(json.dumps(facts, sort_keys=True, default=json_default).encode()).hexdigest()[:16],
     }

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from truffle_assets.files import json_default
+
 
 def cmd_parse(args: argparse.Namespace) -> int:
     from truffle_assets.parsing import ExportError, parse_file
@@ -33,7 +35,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from truffle_assets.synth import write_corpus
 
     summary = write_corpus(Path(args.out), chats=args.chats, tokens=args.tokens, seed=args.seed)
-    print(json.dumps(summary, indent=2, default=str))
+    print(json.dumps(summary, indent=2, default=json_default))
     return 0
 
 

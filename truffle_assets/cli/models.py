@@ -142,12 +142,15 @@ def _switch_model(args: argparse.Namespace, change, show_forced: bool = False) -
     from truffle_assets.registry import RegistryError
 
     try:
-        active = change(_registry(args))
+        reg = _registry(args)
+        active = change(reg)
     except RegistryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     forced = " [forced]" if show_forced and active.forced else ""
     print(f"active model: {active.run_id} ({active.gguf_path}){forced}")
+    target = reg.rollback_target()  # what the run's model card now names too
+    print(f"rollback target: {target.run_id if target else 'none'}")
     return 0
 
 
@@ -176,12 +179,52 @@ def cmd_prune_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _when(at: str) -> str:
+    """ISO 8601 to the second (the registry records microseconds)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(at).isoformat(timespec="seconds")
+    except (TypeError, ValueError):
+        return str(at)
+
+
+def _gate(passed: bool | None) -> str:
+    return "passed" if passed is True else "failed" if passed is False else "–"  # a rollback checks no gate
+
+
 def cmd_models(args: argparse.Namespace) -> int:
-    reg = _registry(args)
-    active = reg.active()
-    print(f"active: {active.run_id if active else 'none'}")
-    for h in reg.history():
-        print(json.dumps(asdict(h), default=str))
+    """The active model, the rollback target and the history: a table, or one JSON document (--json)."""
+    from truffle_assets.registry import reading
+
+    root = Path(args.registry)
+    if root.is_dir():
+        with reading(root):
+            reg = _registry(args)
+            active, target, history = reg.active(), reg.rollback_target(), reg.history()
+    else:  # nothing promoted yet: say so without making a registry
+        active, target, history = None, None, []
+    if args.json:
+        print(json.dumps({"registry": str(root), "active": asdict(active) if active else None,
+                          "rollback_target": asdict(target) if target else None,
+                          "history": [asdict(h) for h in history]}, indent=2, ensure_ascii=False, default=str))
+        return 0
+    if active is None:
+        print(f"active: none (nothing promoted in {root})")
+    else:
+        print(f"active: {active.run_id} (since {_when(active.promoted_at)}{', forced' if active.forced else ''})")
+        print(f"  gguf: {active.gguf_path}")
+    print(f"rollback target: {target.run_id} (what `truffle rollback` restores)" if target else
+          "rollback target: none (no earlier model in this registry's history)")
+    if not history:
+        return 0
+    rows = [("when", "action", "run id", "gate", "forced", "reason")]
+    rows += [(_when(h.at), h.action, h.run_id, _gate(h.gate_passed), "yes" if h.forced else "no", h.why or "–")
+             for h in history]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    print()
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[5])
     return 0
 
 
@@ -230,6 +273,8 @@ def add_commands(sub) -> None:
         sr = sub.add_parser(name, help=help_)
         sr.add_argument("--registry", default=registry)
         sr.set_defaults(func=func)
+    sub.choices["models"].add_argument("--json", action="store_true",
+                                       help="one JSON document: active model, rollback target, history")
     promote = sub.choices["promote"]
     promote.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
     promote.add_argument("--runs", default=str(paths.models_dir() / "runs"))

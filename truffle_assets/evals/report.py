@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from truffle_assets.evals.cases import SUITE_VERSION
 from truffle_assets.evals.gate import evaluate_gate, find_regressions
 from truffle_assets.evals.scoring import OBJECTIVES, summarize
+from truffle_assets.files import json_text
 
 WORST_CASES = 5  # per objective and temperature in report.md
 
@@ -201,7 +202,7 @@ def write_report(results: Mapping[Any, Mapping[str, list[Mapping[str, Any]]]], o
     active = load_report(active_report) if isinstance(active_report, (str, Path)) else active_report
     report = build_report(results, meta, active)
     paths = {"json": out / "report.json", "md": out / "report.md", "diff": out / "diff.md", "png": out / "scores.png"}
-    paths["json"].write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    paths["json"].write_text(json_text(report), encoding="utf-8")
     paths["md"].write_text(_render_md(report, active), encoding="utf-8")
     paths["diff"].write_text(_render_diff(report, active), encoding="utf-8")
     _plot(report, active, paths["png"])

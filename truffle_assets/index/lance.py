@@ -29,8 +29,6 @@ the versions written to `latest.json` by `publish()`, never at a half-written he
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from datetime import date, datetime, UTC
 from pathlib import Path
@@ -40,6 +38,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from truffle_assets.files import write_json_atomic
 from truffle_assets.index.embedder import Embedder, text_sha
 from truffle_assets.index.keys import message_keys
 from truffle_assets.memory.gloss import gloss
@@ -460,13 +459,7 @@ class MemoryIndex:
             "embedding_model": self.embedder.model_name,
             "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        pointer_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=pointer_path.parent, prefix=".latest.", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(pointer, f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, pointer_path)
+        write_json_atomic(pointer_path, pointer)
         return pointer
 
     # ---- reading helpers used by retrieval ------------------------------------------------

@@ -5,20 +5,21 @@
 it), adds a short "previously" list of superseded/ended facts and the people the user writes to
 most in one-to-one chats (`closest_people`), and trims lowest-confidence facts
 until the JSON's token estimate (characters / 4) fits `max_tokens`.
-`write_profile(path, profile)` writes it atomically (temp file + os.replace) with a `content_hash`
-over everything but the timestamp, and a `version` that goes up only when that content changes.
+`write_profile(path, profile)` writes it atomically as indented JSON (`files.write_json_atomic`) with a
+`content_hash` over everything but the timestamp, and a `version` that goes up only when that content
+changes. Each fact is named by `fact_id`, as in facts.json and everywhere the product shows a fact.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from datetime import date, datetime
 from pathlib import Path
 
 import polars as pl
+
+from truffle_assets.files import json_default, write_json_atomic
 
 CATEGORIES = ("identity", "home", "work", "relationship", "health", "preference", "hobby", "habit", "skill",
               "education", "possession", "goal", "event")
@@ -28,7 +29,7 @@ _VOLATILE = ("version", "content_hash", "generated_at")
 
 def estimate_tokens(obj: object) -> int:
     """Characters / 4 of the compact JSON rendering."""
-    return len(json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":"))) // 4
+    return len(json.dumps(obj, ensure_ascii=False, default=json_default, separators=(",", ":"))) // 4
 
 
 def _iso(v: object) -> str | None:
@@ -42,7 +43,7 @@ def _iso(v: object) -> str | None:
 
 
 def _entry(f: dict) -> dict:
-    e = {"id": f["id"], "text": f["fact_text"], "predicate": f["predicate"], "value": f["value"],
+    e = {"fact_id": f["id"], "text": f["fact_text"], "predicate": f["predicate"], "value": f["value"],
          "confidence": round(float(f["confidence"]), 2), "evidence": len(f["evidence_message_ids"] or [])}
     if f.get("valid_from") is not None:
         e["since"] = _iso(f["valid_from"])
@@ -91,7 +92,7 @@ def build_profile(facts: pl.DataFrame, user: str | None, generated_at: datetime,
             cats.setdefault(f["category"], []).append(_entry(f))
         previously = []
         for f in prev:
-            p = {"id": f["id"], "text": f["fact_text"], "predicate": f["predicate"], "value": f["value"],
+            p = {"fact_id": f["id"], "text": f["fact_text"], "predicate": f["predicate"], "value": f["value"],
                  "until": _iso(f["valid_to"])}
             if f.get("superseded_by") in by_id:
                 p["superseded_by"] = f["superseded_by"]
@@ -128,14 +129,22 @@ def build_profile(facts: pl.DataFrame, user: str | None, generated_at: datetime,
     return prof
 
 
+FACTS_FORMAT = 2  # facts.json's layout: one `fact_id` per fact, ISO 8601 timestamps (a file without it is rebuilt)
+
+
+def published_facts(facts: pl.DataFrame) -> list[dict]:
+    """facts.json's rows: every column of table `facts`, its `id` named `fact_id` (one id field per fact)."""
+    return [{"fact_id": f.pop("id"), **f} for f in facts.to_dicts()] if facts.height else []
+
+
 def content_hash(profile: dict) -> str:
     body = {k: v for k, v in profile.items() if k not in _VOLATILE}
-    blob = json.dumps(body, ensure_ascii=False, sort_keys=True, default=str, separators=(",", ":"))
+    blob = json.dumps(body, ensure_ascii=False, sort_keys=True, default=json_default, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def write_profile(path: Path, profile: dict) -> dict:
-    """Atomically write `profile` as JSON; version + 1 only when the content (not the timestamp) changed.
+    """Atomically write `profile` as indented JSON; version + 1 only when the content (not the timestamp) changed.
 
     Unchanged content leaves the file as it is and returns what it holds (same version).
     """
@@ -152,17 +161,5 @@ def write_profile(path: Path, profile: dict) -> dict:
             return prev
         version = pv + 1
     out = {**profile, "version": version, "content_hash": digest}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(out, fh, ensure_ascii=False, default=str, separators=(",", ":"))  # what the estimate counts
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_json_atomic(path, out)  # the token estimate counts the compact form, which is what a prompt holds
     return out

@@ -30,6 +30,8 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
+from truffle_assets.files import json_default
+
 log = logging.getLogger(__name__)
 
 LOCK_WAIT_S = 1.0  # a write holds the lock for milliseconds; past this the trace is spooled
@@ -75,7 +77,7 @@ class RetrievalLog:
               uncertain: list[bool], latency_ms: float, timing: dict[str, float],
               index_versions: dict[str, int]) -> bool:
         row = [datetime.now(UTC).replace(tzinfo=None).isoformat(), query_hash(query),
-               query if self.store_query_text else None, json.dumps(params, default=str),
+               query if self.store_query_text else None, json.dumps(params, default=json_default),
                list(item_ids), [float(s) for s in scores], [bool(u) for u in uncertain], float(latency_ms),
                json.dumps(timing), json.dumps(index_versions)]
         try:

@@ -140,15 +140,15 @@ def _profile_entries(profile: dict | None, facts: list[dict]) -> list[_Entry]:
     for cat, entries in cats.items():
         for e in entries or []:
             since = f", since {e['since']}" if e.get("since") else ""
-            line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_fact_id(e.get('id'))}{since})"
-            out.append(_Entry((1, standing(e), -n), (1, n), line, fact=str(e.get("id"))))
+            line = f"- {display_text(str(e.get('text') or ''))} ({cat}, fact {shown_fact_id(e.get('fact_id'))}{since})"
+            out.append(_Entry((1, standing(e), -n), (1, n), line, fact=str(e.get("fact_id"))))
             n += 1
     for k, who in enumerate(profile.get("people") or []):  # who the user writes to most, one to one
         line = f"- Writes to most: {display_text(str(who.get('name') or ''))} ({who.get('your_messages')} messages)"
         out.append(_Entry((0, 0.5, -k), (1, n + k), line))
     for j, p in enumerate(profile.get("previously") or []):
-        line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {shown_fact_id(p.get('id'))})"
-        out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously", fact=str(p.get("id"))))
+        line = f"- {display_text(str(p.get('text') or ''))} (until {p.get('until')}, fact {shown_fact_id(p.get('fact_id'))})"
+        out.append(_Entry((0, 0.0, -j), (2, j), line, ref="previously", fact=str(p.get("fact_id"))))
     return out
 
 

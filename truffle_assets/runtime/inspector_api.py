@@ -213,10 +213,10 @@ def register_inspector(app: FastAPI, service: Any) -> None:
             prof = {}
         cats = sorted((prof.get("facts") or {}).items(), key=lambda kv: _category_key(kv[0]))
         categories = [{"category": c, "facts": [
-            {"fact_id": str(e.get("id")), "text": _clean(e.get("text")), "predicate": e.get("predicate"),
+            {"fact_id": str(e.get("fact_id")), "text": _clean(e.get("text")), "predicate": e.get("predicate"),
              "value": _clean(e.get("value")), "confidence": e.get("confidence"), "since": _day(e.get("since")),
              "evidence_count": int(e.get("evidence") or 0)} for e in entries]} for c, entries in cats]
-        previously = [{"fact_id": str(p.get("id")), "text": _clean(p.get("text")), "predicate": p.get("predicate"),
+        previously = [{"fact_id": str(p.get("fact_id")), "text": _clean(p.get("text")), "predicate": p.get("predicate"),
                        "value": _clean(p.get("value")), "until": _day(p.get("until")),
                        "superseded_by": p.get("superseded_by")} for p in prof.get("previously") or []]
         return {"user": _clean(prof.get("user")), "version": prof.get("version"),

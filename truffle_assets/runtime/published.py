@@ -11,6 +11,7 @@ gather the question's evidence from them before the first model call.
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import datetime
 from pathlib import Path
@@ -100,10 +101,24 @@ def fetch_day(pointer: Path, chat_id: str, day: str, limit: int = 2_000) -> list
     return sorted(rows, key=lambda r: (r["ts"], r["message_id"]))
 
 
+_SPACED_TS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}(:?\d{2})?|Z)?")
+
+
+def one_fact_id(fact: dict) -> dict:
+    """`fact` with one id field, `fact_id`, and ISO 8601 timestamps: a file published by an older
+    Truffle names the id `id` (or both) and writes `2023-09-14 09:12:00`."""
+    if "id" not in fact:
+        return fact
+    rest = {k: (v.replace(" ", "T", 1) if isinstance(v, str) and _SPACED_TS.fullmatch(v) else v)
+            for k, v in fact.items() if k not in ("id", "fact_id")}
+    return {"fact_id": fact.get("fact_id") or fact["id"], **rest}
+
+
 def load_facts(published_dir: str | Path) -> dict[str, dict]:
+    """facts.json's facts by id, each with `fact_id` as its one id field."""
     blob = read_json_cached(Path(published_dir) / "facts.json")
     facts = blob.get("facts", []) if isinstance(blob, dict) else (blob or [])
-    return {str(f.get("fact_id") or f.get("id")): f for f in facts if isinstance(f, dict)}
+    return {str(f.get("fact_id") or f.get("id")): one_fact_id(f) for f in facts if isinstance(f, dict)}
 
 
 def find_fact(facts: dict[str, dict], fact_id: str, prefer: set[str] = frozenset()) -> tuple[str, dict] | None:
@@ -120,8 +135,16 @@ def find_fact(facts: dict[str, dict], fact_id: str, prefer: set[str] = frozenset
 # ---- nodes ------------------------------------------------------------------------------------------
 
 def read_profile(published_dir: str | Path) -> dict | None:
+    """profile.json, each of its facts named by `fact_id` (`one_fact_id`)."""
     prof = read_json_cached(Path(published_dir) / "profile.json")
-    return prof if isinstance(prof, dict) else None
+    if not isinstance(prof, dict):
+        return None
+    entries = [e for v in (prof.get("facts") or {}).values() for e in v or []] + list(prof.get("previously") or [])
+    if not any(isinstance(e, dict) and "id" in e for e in entries):
+        return prof  # the cached object itself: nothing to rename
+    return {**prof, "facts": {c: [one_fact_id(e) if isinstance(e, dict) else e for e in v or []]
+                              for c, v in (prof.get("facts") or {}).items()},
+            "previously": [one_fact_id(e) if isinstance(e, dict) else e for e in prof.get("previously") or []]}
 
 
 def load_profile(state: State, runtime: Runtime[Context]) -> dict:

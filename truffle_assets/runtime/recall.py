@@ -25,8 +25,8 @@ def profile_fact_ids(profile: dict | None) -> set[str]:
     is read as the profile's fact first (`published.find_fact`)."""
     if not profile:
         return set()
-    current = {str(e.get("id")) for entries in (profile.get("facts") or {}).values() for e in entries or []}
-    return current | {str(p.get("id")) for p in profile.get("previously") or [] if str(p.get("text") or "").strip()}
+    current = {str(e.get("fact_id")) for entries in (profile.get("facts") or {}).values() for e in entries or []}
+    return current | {str(p.get("fact_id")) for p in profile.get("previously") or [] if str(p.get("text") or "").strip()}
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:

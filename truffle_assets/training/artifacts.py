@@ -9,11 +9,11 @@ selected; the choice and the agreement figures go into the metadata.
 from __future__ import annotations
 
 import gc
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from truffle_assets.chat_format.toolcalls import parse_tool_calls
+from truffle_assets.files import json_text
 from truffle_assets.training import gguf_export
 
 QUANT_ORDER = ("q4_k_m", "q8_0", "f16")  # smallest first
@@ -64,5 +64,5 @@ def export_gguf(merged_dir: Path, out_dir: Path, probes: list[list[dict]], smoke
         agreement_with_f16=agreement, smoke_output=smoke_out, smoke_parses=parse_tool_calls(smoke_out).ok,
         probes=len(probes), outputs=outputs,
     )
-    (out / "export.json").write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    (out / "export.json").write_text(json_text(result.to_json()), encoding="utf-8")
     return result

@@ -17,6 +17,7 @@ from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from truffle_assets.files import json_text
 from truffle_assets.training.datasets import check_manifest, read_jsonl
 from truffle_assets.training.params import LoraParams
 from truffle_assets.chat_format.template import training_template
@@ -251,7 +252,7 @@ def train(
 def _save(model, tokenizer, out: Path, result: TrainResult) -> TrainResult:
     model.save_pretrained(result.adapter_dir)
     tokenizer.save_pretrained(result.adapter_dir)
-    (out / "train_result.json").write_text(json.dumps(result.to_json(), indent=2))
+    (out / "train_result.json").write_text(json_text(result.to_json()), encoding="utf-8")
     return result
 
 

@@ -7,7 +7,8 @@ from datetime import date, datetime
 import polars as pl
 
 from truffle_assets.memory.facts.schema import FACT_SCHEMA
-from truffle_assets.memory.profile import build_profile, estimate_tokens, write_profile
+from truffle_assets.files import json_text
+from truffle_assets.memory.profile import build_profile, estimate_tokens, published_facts, write_profile
 
 USER = "Arjun Mehta"
 NOW = datetime(2024, 12, 1, 12, 0)
@@ -39,11 +40,11 @@ def sample():
 
 def test_build_profile_groups_current_confident_facts():
     p = build_profile(sample(), USER, NOW)
-    ids = {c: [e["id"] for e in es] for c, es in p["facts"].items()}
+    ids = {c: [e["fact_id"] for e in es] for c, es in p["facts"].items()}
     assert ids == {"identity": ["f2"], "preference": ["f3"], "goal": ["f4"]}
     blr = p["facts"]["identity"][0]
     assert blr["evidence"] == 2 and blr["value"] == "Bengaluru"
-    assert [x["id"] for x in p["previously"]] == ["f1"] and p["previously"][0]["superseded_by"] == "f2"
+    assert [x["fact_id"] for x in p["previously"]] == ["f1"] and p["previously"][0]["superseded_by"] == "f2"
     assert p["previously"][0]["until"] == "2022-08-22"
     assert p["token_estimate"] == estimate_tokens(p) or abs(p["token_estimate"] - estimate_tokens(p)) <= 2
     assert p["user"] == USER and p["generated_at"] == NOW.isoformat()
@@ -57,7 +58,7 @@ def test_profile_fits_the_token_budget_dropping_least_confident():
     assert p["token_estimate"] <= 5000
     assert len(json.dumps(p, ensure_ascii=False, separators=(",", ":"))) / 4 <= 5000
     kept = [e["confidence"] for e in p["facts"]["relationship"]]
-    dropped_max = max(r["confidence"] for r in rows if r["id"] not in {e["id"] for e in p["facts"]["relationship"]})
+    dropped_max = max(r["confidence"] for r in rows if r["id"] not in {e["fact_id"] for e in p["facts"]["relationship"]})
     assert min(kept) >= round(dropped_max, 2)  # the lowest-confidence facts went first
     small = build_profile(_facts(rows), USER, NOW, max_tokens=500)
     assert small["token_estimate"] <= 500
@@ -68,6 +69,7 @@ def test_write_profile_is_atomic_and_versions_only_on_change(tmp_path):
     p1 = write_profile(path, build_profile(sample(), USER, NOW))
     assert p1["version"] == 1 and len(p1["content_hash"]) == 16
     assert json.loads(path.read_text()) == p1
+    assert path.read_text().startswith('{\n  "user": ')  # indented like every published file
     # same content, later timestamp: same version, same hash
     p2 = write_profile(path, build_profile(sample(), USER, datetime(2024, 12, 2)))
     assert p2["version"] == 1 and p2["content_hash"] == p1["content_hash"]
@@ -134,3 +136,11 @@ def test_the_people_the_user_writes_to_most(tmp_path):
     assert abs(people[0]["share"] - 6 / 9) < 1e-3
     p = build_profile(sample(), USER, NOW, people=people)
     assert [x["name"] for x in p["people"]] == ["Asha", "Sid"]
+
+
+def test_published_facts_name_each_fact_by_fact_id_only():
+    rows = published_facts(sample())
+    assert [r["fact_id"] for r in rows] == [f"f{i}" for i in range(1, 7)]
+    assert all("id" not in r for r in rows)
+    assert json.loads(json_text(rows[0]))["first_seen_at"] == "2020-01-01T00:00:00"  # ISO 8601, with its T
+    assert published_facts(_facts([])) == []

@@ -9,7 +9,6 @@ Chat-model calls go to a second FakeLLM whose replies each test scripts through 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
@@ -55,16 +54,9 @@ def qwen_tokens() -> TokenCounter:
 
 @pytest.fixture(scope="package")
 def memory(world) -> Path:
-    """The published dir of the world, with a facts.json (written by the profile asset; synthesised
-    from profile.json here only if the asset predates it)."""
+    """The published dir of the world: latest.json, profile.json and facts.json (the profile asset's)."""
     pub = world.published
-    assert (pub / "latest.json").is_file() and (pub / "profile.json").is_file()
-    if not (pub / "facts.json").is_file():
-        prof = json.loads((pub / "profile.json").read_text())
-        facts = [{"fact_id": e["id"], "fact_text": e["text"], "category": cat, "confidence": e["confidence"],
-                  "valid_to": None, "superseded_by": None, "evidence_message_ids": []}
-                 for cat, es in prof["facts"].items() for e in es]
-        (pub / "facts.json").write_text(json.dumps({"version": 1, "facts": facts}))
+    assert all((pub / name).is_file() for name in ("latest.json", "profile.json", "facts.json"))
     return pub
 
 

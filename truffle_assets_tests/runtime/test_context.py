@@ -33,9 +33,9 @@ def _summary(n: int, score: float) -> dict:
 
 def _profile(n: int) -> dict:
     return {"version": 3, "n_facts": n,
-            "facts": {"preferences": [{"id": f"f{i}", "text": f"Likes dish number {i} at the corner cafe",
+            "facts": {"preferences": [{"fact_id": f"f{i}", "text": f"Likes dish number {i} at the corner cafe",
                                        "confidence": round(i / n, 3)} for i in range(n)]},
-            "previously": [{"id": "p0", "text": "Lived in Pune", "until": "2021-05-01"}]}
+            "previously": [{"fact_id": "p0", "text": "Lived in Pune", "until": "2021-05-01"}]}
 
 
 def _state(**kw) -> State:
@@ -240,8 +240,8 @@ def test_who_the_user_is_now_comes_first(qwen_tokens, tmp_path):
     # a low-confidence employer marked as what it is: a core fact outranks 30 confident ones; a hobby
     # as unsure as it is does not
     profile = _profile(30)
-    profile["facts"]["work"] = [{"id": "w1", "text": "Works at: Northwind", "predicate": "employer", "confidence": 0.6}]
-    profile["facts"]["hobby"] = [{"id": "h1", "text": "Hobby: chess", "predicate": "hobby", "confidence": 0.6}]
+    profile["facts"]["work"] = [{"fact_id": "w1", "text": "Works at: Northwind", "predicate": "employer", "confidence": 0.6}]
+    profile["facts"]["hobby"] = [{"fact_id": "h1", "text": "Hobby: chess", "predicate": "hobby", "confidence": 0.6}]
     out, _ = _compose(_state(profile=profile), qwen_tokens, tmp_path, profile=60)
     assert "- Works at: Northwind (work, fact w1)" in _context(out) and "Hobby: chess" not in _context(out)
     assert out["trace"][0]["dropped"]["profile"] > 0
@@ -251,7 +251,7 @@ def test_profile_lines_show_a_short_fact_id(qwen_tokens, tmp_path):
     """A published fact id (20 hex digits, ~20 tokens) costs more than its fact: the prompt shows its
     first digits, so the same budget holds more facts, and `get_fact` resolves what was shown."""
     long_ids = {"version": 3, "n_facts": 20, "previously": [],
-                "facts": {"work": [{"id": f"{i:02d}3f9c1d0e8b7a6f5e4d3c", "text": f"Team: squad {i}",
+                "facts": {"work": [{"fact_id": f"{i:02d}3f9c1d0e8b7a6f5e4d3c", "text": f"Team: squad {i}",
                                     "confidence": 1 - i / 100} for i in range(20)]}}
     out, _ = _compose(_state(profile=long_ids), qwen_tokens, tmp_path, profile=250)
     ctx = _context(out)

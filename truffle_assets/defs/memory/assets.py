@@ -33,7 +33,9 @@ from truffle_assets.memory.profile import (
     PEOPLE_MAX,
     build_profile,
     closest_people,
+    FACTS_FORMAT,
     estimate_tokens,
+    published_facts,
     write_profile,
 )
 from truffle_assets.memory.rosetta import english_tier, normalize_messages
@@ -384,9 +386,10 @@ def profile(config: ProfileConfig, duckdb: DuckDBStore, exports: ExportsResource
     written = write_profile(path, snapshot)
     # every fact, current and superseded, for the runtime's memory inspector (it never opens DuckDB)
     write_json_atomic(published.path("facts.json"), {
+        "format": FACTS_FORMAT,
         "version": written.get("version"),
         "inputs": inputs,  # `truffle ingest` re-runs the profile when the facts moved past this
-        "facts": [{**f, "fact_id": f["id"]} for f in all_facts.to_dicts()],
+        "facts": published_facts(all_facts),  # timestamps in ISO 8601, as write_json_atomic writes them
     })
     crash_point("profile")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(metadata={
