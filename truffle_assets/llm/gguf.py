@@ -133,10 +133,12 @@ def served_gguf(explicit: str | Path | None = None, registry_dir: str | Path | N
     return served(explicit, registry_dir)[0]
 
 
-def served(explicit: str | Path | None = None, registry_dir: str | Path | None = None) -> tuple[str, dict]:
+def served(explicit: str | Path | None = None, registry_dir: str | Path | None = None, *,
+           assemble: bool = True) -> tuple[str, dict]:
     """`served_gguf` and what that file is: {id, source: explicit | registry | shipped | base, file,
     run_id, base_model, sha256, description} (an explicit file is not hashed). `id` is the name the
-    model is served under; `description` says what it is, for a person."""
+    model is served under; `description` says what it is, for a person. `assemble=False` names the
+    base GGUF without assembling it (a status command writes nothing)."""
     if explicit:
         info = {"id": Path(explicit).stem, "source": "explicit", "file": Path(explicit).name, "run_id": None,
                 "base_model": None, "sha256": None}
@@ -153,7 +155,7 @@ def served(explicit: str | Path | None = None, registry_dir: str | Path | None =
         info = {"id": manifest["run_id"], "source": "shipped", "file": gguf.name, "run_id": manifest["run_id"],
                 "base_model": manifest.get("base_model"), "sha256": manifest["gguf_sha256"]}
         return str(gguf), info | {"description": describe(info)}
-    base = qwen_gguf()
+    base = qwen_gguf() if assemble else paths.shared_models_dir() / QWEN_GGUF_NAME
     info = {"id": base.stem, "source": "base", "file": base.name, "run_id": None, "base_model": QWEN_BASE_NAME,
             "sha256": QWEN_GGUF_SHA256}
     return str(base), info | {"description": describe(info)}
