@@ -14,7 +14,11 @@ def cmd_parse(args: argparse.Namespace) -> int:
     from truffle_assets.parsing import ExportError, parse_file
 
     status = 0
-    for path in args.paths:
+    for path in _export_files(args.paths):
+        if isinstance(path, str):  # what a path that is not an export file is instead
+            print(f"error: {path}", file=sys.stderr)
+            status = 2
+            continue
         try:
             result = parse_file(path)
         except ExportError as exc:
@@ -31,6 +35,25 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
+def _export_files(paths: list[str]) -> list[Path | str]:
+    """The files to parse: each path as given, a directory's exports in its place (as `truffle ingest`
+    finds them: .txt and .zip files, README.txt and hidden files left out), or an error in words."""
+    from truffle_assets.ingest.exports import scan_chats
+
+    out: list[Path | str] = []
+    for arg in paths:
+        path = Path(arg)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = sorted(f for files in scan_chats(path).chats.values() for f in files)
+        if not found:
+            out.append(f"{path}: a directory with no WhatsApp export in it (.txt or .zip files); "
+                       f"pass an export file, or a folder holding some")
+        out += found
+    return out
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from truffle_assets.synth import write_corpus
 
@@ -41,9 +64,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     sp = sub.add_parser("parse", help="parse exports; --json prints one entry per line, summary on stderr")
-    sp.add_argument("paths", nargs="+")
-    sp.add_argument("--json", action="store_true")
-    sp.add_argument("--show-quarantined", type=int, default=20, metavar="N")
+    sp.add_argument("paths", nargs="+", metavar="PATH",
+                    help="an export (.txt or .zip), or a folder: every export in it and its subfolders")
+    sp.add_argument("--json", action="store_true", help="print each entry as one JSON object per line on stdout")
+    sp.add_argument("--show-quarantined", type=int, default=20, metavar="N",
+                    help="print the first N quarantined lines of each file (default: %(default)s)")
     sp.set_defaults(func=cmd_parse)
 
     ss = sub.add_parser("synth", help="write a synthetic export set with ground_truth.json")

@@ -95,7 +95,7 @@ def read_export(path: str | Path) -> ExportText:
     """Find, size and sniff an export; refuse it before reading if it is over MAX_EXPORT_BYTES."""
     path = Path(path)
     if not path.is_file():
-        raise ExportError(path, "no such file")
+        raise ExportError(path, "a directory, not an export file" if path.is_dir() else "no such file")
     if zipfile.is_zipfile(path):  # reads the end of the file only
         info = _zip_chat(path)
         member = info.filename
