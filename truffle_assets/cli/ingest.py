@@ -18,10 +18,16 @@ from truffle_assets.paths import PROJECT_ROOT
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.ingest.chat_names import UnknownChat, chats_in_exports
 
+    try:  # --chat: a display name or an id, any case
+        wanted = chats_in_exports(args.chat, args.exports, args.db)
+    except UnknownChat as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     report = ingest_all(
         exports_dir=Path(args.exports), db_path=Path(args.db), user_name=args.user,
-        chats_wanted=args.chat or None, instance_kind=args.instance, full=args.full, memory=not args.messages_only,
+        chats_wanted=wanted, instance_kind=args.instance, full=args.full, memory=not args.messages_only,
     )
     print(json.dumps(report, indent=2, default=str))
     return exit_status(report)
@@ -97,7 +103,8 @@ def add_commands(sub) -> None:
         si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
         si.set_defaults(func=func)
     ingest = sub.choices["ingest"]
-    ingest.add_argument("--chat", action="append", help="only this chat id (repeatable)")
+    ingest.add_argument("--chat", action="append",
+                        help="only this chat: its display name or id, any case (repeatable)")
     ingest.add_argument("--full", action="store_true", help="re-ingest every day, not only changed ones")
     ingest.add_argument("--messages-only", action="store_true",
                         help="stop after `messages` (no memory build; the months stay planned until a whole chain runs)")
