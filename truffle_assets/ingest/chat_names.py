@@ -117,3 +117,11 @@ def in_exports(exports_dir: str | Path, cache_dir: str | Path) -> list[Chat]:
     files = [f for fs in scan_chats(exports_dir).chats.values() for f in fs]
     known = {name: cid for cid, name in mapped_names(cache_dir).items()}
     return [Chat(known.get(name) or chat_id_for_name(name), name) for name in sorted(names_of(files))]
+
+
+def chats_in_exports(wanted: Iterable[str] | None, exports_dir: str | Path, db_path: str | Path) -> list[str] | None:
+    """`truffle ingest --chat`: the ids of the export chats named (None: every chat)."""
+    if not wanted:
+        return None
+    chats = in_exports(exports_dir, Path(db_path).parent / "cache")  # the cache dir `ingest_all` uses
+    return resolve_all(wanted, chats, f"in the exports at {exports_dir}")
