@@ -193,6 +193,19 @@ def _gate(passed: bool | None) -> str:
     return "passed" if passed is True else "failed" if passed is False else "–"  # a rollback checks no gate
 
 
+def _served(registry: Path) -> dict:
+    """What `ask` and `serve` answer with in this data root when no endpoint or --gguf is given
+    (`llm.gguf.served`: id, description, source, run_id …, gguf), or {error}."""
+    from truffle_assets.llm.gguf import BaseModelError, served
+    from truffle_assets.registry import RegistryError
+
+    try:
+        gguf, info = served(None, registry, assemble=False)
+    except (BaseModelError, RegistryError, OSError, ValueError) as exc:
+        return {"error": str(exc)}
+    return info | {"gguf": gguf}
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """The active model, the rollback target and the history: a table, or one JSON document (--json)."""
     from truffle_assets.registry import reading
@@ -204,8 +217,9 @@ def cmd_models(args: argparse.Namespace) -> int:
             active, target, history = reg.active(), reg.rollback_target(), reg.history()
     else:  # nothing promoted yet: say so without making a registry
         active, target, history = None, None, []
+    served = _served(root)
     if args.json:
-        print(json.dumps({"registry": str(root), "active": asdict(active) if active else None,
+        print(json.dumps({"registry": str(root), "served": served, "active": asdict(active) if active else None,
                           "rollback_target": asdict(target) if target else None,
                           "history": [asdict(h) for h in history]}, indent=2, ensure_ascii=False, default=str))
         return 0
@@ -214,6 +228,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     else:
         print(f"active: {active.run_id} (since {_when(active.promoted_at)}{', forced' if active.forced else ''})")
         print(f"  gguf: {active.gguf_path}")
+    print(f"served: {served['description']}, {served['gguf']}" if "error" not in served else
+          f"served: unknown ({served['error']})")
     print(f"rollback target: {target.run_id} (what `truffle rollback` restores)" if target else
           "rollback target: none (no earlier model in this registry's history)")
     if not history:
