@@ -185,7 +185,7 @@ def test_the_memory_is_what_a_clean_ingest_without_them_builds(forgotten, tmp_pa
 
 def test_a_reingest_does_not_bring_them_back_until_unforgotten(forgotten):
     root, env = forgotten["root"], forgotten["env"]
-    report = json.loads(_truffle(env, "ingest").stdout)
+    report = json.loads(_truffle(env, "ingest", "--json").stdout)
     assert all(c["status"] == "up to date" for c in report["chats"].values())
     _truffle(env, "ingest", "--full")
     with _db(root) as con:
@@ -212,16 +212,16 @@ def test_forgetting_a_fact(forgotten):
     root, env = forgotten["root"], forgotten["env"]
     facts = json.loads((root / "published" / "facts.json").read_text())["facts"]
     birthday = next(f for f in facts if "birthday" in (f["predicate"] + f["fact_text"]).lower())
-    out = json.loads(_truffle(env, "forget", "--fact", birthday["id"], "--json").stdout)
+    out = json.loads(_truffle(env, "forget", "--fact", birthday["fact_id"], "--json").stdout)
     assert out["removed"]["facts"] == 1
     after = json.loads((root / "published" / "facts.json").read_text())["facts"]
-    assert birthday["id"] not in {f["id"] for f in after} and len(after) == len(facts) - 1
-    assert birthday["id"] not in (root / "published" / "profile.json").read_text()
+    assert birthday["fact_id"] not in {f["fact_id"] for f in after} and len(after) == len(facts) - 1
+    assert birthday["fact_id"] not in (root / "published" / "profile.json").read_text()
     with _db(root) as con:  # the message that stated it stays: only the fact was taken back
         assert con.execute("SELECT count(*) FROM messages WHERE raw_text LIKE '%birthday is on 21 April%'"
                            ).fetchall()[0][0] == 1
     _truffle(env, "ingest", "--full")
-    assert birthday["id"] not in {f["id"] for f in json.loads((root / "published" / "facts.json").read_text())["facts"]}
+    assert birthday["fact_id"] not in {f["fact_id"] for f in json.loads((root / "published" / "facts.json").read_text())["facts"]}
 
 
 def test_unknown_ids_and_bad_requests_are_refused(forgotten):

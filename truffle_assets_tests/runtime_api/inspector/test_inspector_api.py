@@ -46,7 +46,7 @@ def test_profile_is_grouped_by_category_with_history(client, inspected):
     assert {c["category"] for c in got["categories"]} >= {"home", "relationship", "preference"}
     by_cat = {c["category"]: {f["fact_id"]: f for f in c["facts"]} for c in got["categories"]}
     for cat, entries in profile["facts"].items():
-        assert set(by_cat[cat]) == {e["id"] for e in entries}
+        assert set(by_cat[cat]) == {e["fact_id"] for e in entries}
     facts = published_facts(inspected)
     pune, bangalore = fact_with(facts, "lives_in", "Pune"), fact_with(facts, "lives_in", "Bangalore")
     here = by_cat["home"][bangalore["fact_id"]]
@@ -112,7 +112,7 @@ def test_a_secret_that_reached_the_published_files_is_still_redacted(inspected, 
     shutil.copytree(inspected / "published", pub)  # latest.json names the index by absolute path: still found
     blob = json.loads((pub / "facts.json").read_text())
     card = "4111 1111 1111 1111"
-    blob["facts"].append({"fact_id": "leaky", "id": "leaky", "fact_text": f"My card is {card}", "category": "identity",
+    blob["facts"].append({"fact_id": "leaky", "fact_text": f"My card is {card}", "category": "identity",
                           "subject": "Arjun Mehta", "predicate": "card", "value": card, "confidence": 0.9,
                           "valid_from": "2023-01-01", "valid_to": None, "superseded_by": None,
                           "evidence_message_ids": [], "chat_ids": []})
