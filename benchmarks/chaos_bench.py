@@ -140,7 +140,7 @@ def bad_file_trial(corpus: Path, work: Path, timeout: float, clean: dict) -> int
     bad = root / "exports" / "WhatsApp Chat with Nobody.txt"
     bad.write_text("")
     t0 = time.perf_counter()
-    proc = subprocess.run([TRUFFLE, "ingest"], env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([TRUFFLE, "ingest", "--json"], env=env, capture_output=True, text=True, timeout=timeout)
     report = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
     listed = [u["file"] for u in report.get("unreadable", [])]
     same = digest(root) == clean
@@ -280,7 +280,7 @@ def export_cases(work: Path, corpus: Path) -> list[tuple[str, bool, str]]:
     huge = root / "exports" / "WhatsApp Chat with Huge.txt"
     with open(huge, "wb") as f:
         f.truncate(MAX_EXPORT_BYTES + 1)
-    code, peak, stdout, err = peak_run([TRUFFLE, "ingest", "--messages-only"], env)
+    code, peak, stdout, err = peak_run([TRUFFLE, "ingest", "--messages-only", "--json"], env)
     listed = {u["file"]: u["reason"] for u in json.loads(stdout).get("unreadable", [])} if stdout.startswith("{") else {}
     ok = code == 3 and str(huge) in listed and peak < 2048
     out.append((f"export of {MAX_EXPORT_BYTES + 1:,} B (sparse)", ok,

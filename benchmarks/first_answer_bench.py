@@ -90,7 +90,7 @@ def main() -> None:
 
     synth_s, _ = timed([TRUFFLE, "synth", "--out", str(home / "exports"), "--chats", str(args.chats),
                         "--tokens", str(args.tokens), "--seed", str(args.seed)], env)
-    ingest_s, proc = timed([TRUFFLE, "ingest"], env)
+    ingest_s, proc = timed([TRUFFLE, "ingest", "--json"], env)
     report = json.loads(proc.stdout)
     recall_s, proc = timed([TRUFFLE, "recall", QUESTION, "--json"], env)
     hits = len(json.loads(proc.stdout).get("items", []))

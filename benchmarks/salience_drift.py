@@ -74,7 +74,7 @@ from truffle_assets.evals.salience_drift import (  # noqa: E402
 def ingest(env: dict, user: str, *flags: str) -> tuple[float, dict]:
     """(seconds, report) of `truffle ingest --user <user> [flags]`; exits on failure."""
     t0 = time.perf_counter()
-    proc = subprocess.run([TRUFFLE, "ingest", "--user", user, *flags], env=env, capture_output=True, text=True)
+    proc = subprocess.run([TRUFFLE, "ingest", "--json", "--user", user, *flags], env=env, capture_output=True, text=True)
     took = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"truffle ingest failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

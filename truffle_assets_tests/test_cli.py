@@ -59,7 +59,7 @@ def test_parse_bad_file_names_file_and_line(tmp_path):
 @pytest.mark.subprocess
 def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
     db = workdir / "memory.duckdb"
-    proc = run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral")
+    proc = run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert report["user"] == "Arjun" and report["failed"] == 0
@@ -69,10 +69,12 @@ def test_ingest_from_the_command_line(workdir, alice_export, bob_export):
         before = con.execute("SELECT * FROM messages ORDER BY id").fetchall()
     assert len(before) == 8 and sum(r[5] for r in before) == 3  # Arjun, in both chats, is the user
     # a second ingest finds nothing changed; after an edit only that day's month runs, and in it only that day
-    again = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral").stdout)
+    again = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral",
+                           "--json").stdout)
     assert {c["status"] for c in again["chats"].values()} == {"up to date"}
     alice_export.write_text(alice_export.read_text().replace("Good morning!", "Good morning!!"))
-    edited = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral").stdout)
+    edited = json.loads(run("ingest", "--exports", str(workdir / "exports"), "--db", str(db), "--instance", "ephemeral",
+                            "--json").stdout)
     assert [(r["first_month"], r["last_month"], r["days_redone"]) for r in edited["chats"]["alice"]["runs"]] == [
         ("2023-03", "2023-03", 1)]
     assert edited["chats"]["bob"]["status"] == "up to date"
@@ -88,7 +90,7 @@ def test_synth_then_ingest_end_to_end(tmp_path):
     proc = run("synth", "--out", str(exports), "--chats", "2", "--tokens", "20000", "--seed", "3")
     assert proc.returncode == 0, proc.stderr[-2000:]
     truth = json.loads((exports / "ground_truth.json").read_text(encoding="utf-8"))
-    proc = run("ingest", "--exports", str(exports), "--db", str(db), "--instance", "ephemeral", "--messages-only")
+    proc = run("ingest", "--exports", str(exports), "--db", str(db), "--instance", "ephemeral", "--messages-only", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert report["failed"] == 0 and report["user"] == truth["user"] and "profile" not in report

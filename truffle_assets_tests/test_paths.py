@@ -73,7 +73,7 @@ def test_runtime_config_reads_the_root_when_built(tmp_path, monkeypatch):
 def test_ingest_with_only_truffle_home(workdir, alice_export, bob_export):
     """No --exports or --db: the exports are read from, and the store written to, $TRUFFLE_HOME."""
     env = {**os.environ, paths.HOME_ENV: str(workdir)}
-    proc = run("ingest", "--instance", "ephemeral", "--messages-only", env=env)
+    proc = run("ingest", "--instance", "ephemeral", "--messages-only", "--json", env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)
     assert report["failed"] == 0 and set(report["chats"]) == {"alice", "bob"}

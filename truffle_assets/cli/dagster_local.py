@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from truffle_assets import paths
@@ -18,14 +19,29 @@ def local_dagster_home() -> Path:
     return home
 
 
-def materialize_locally(selection: list, run_config: dict, resources: dict | None = None):
+def materialize_locally(selection: list, run_config: dict, resources: dict | None = None, verbose: bool = False,
+                        command: str = "run"):
     """Materialize `selection` on the local instance with the project's resources (`resources`
-    replacing some), offline; the run's result, failures included."""
+    replacing some), offline; the run's result, failures included. A progress view of its steps on
+    stderr; Dagster's events and library output in the data root's log file (and on the console
+    with `verbose`); a failed step named on stderr with the log file."""
     import dagster as dg
 
-    from truffle_assets.definitions import defs
+    from truffle_assets.cli.progress import StepsView, log_file_for
+    from truffle_assets.defs.run_log import failures, listening, materialize, run_console
+    from truffle_assets.quiet import quiet_console
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    log_file = log_file_for(paths.data_root())
+    quiet_console(verbose, log_file)
+    from truffle_assets.definitions import defs
+
     local_dagster_home()
-    return dg.materialize(selection, instance=dg.DagsterInstance.get(), resources=defs.resources | (resources or {}),
-                          run_config=run_config, raise_on_error=False)
+    view = StepsView(len(selection), live=False if verbose else None)
+    with run_console(log_file, verbose), listening(view), view:
+        result = materialize(selection, dg.DagsterInstance.get(), defs.resources | (resources or {}),
+                             run_config=run_config)
+    if not result.success:
+        print(f"truffle {command}: FAILED" + "".join(f"\n  failed: {f}" for f in failures(result))
+              + f"\n  every event of run {result.run_id}: {log_file}", file=sys.stderr)
+    return result

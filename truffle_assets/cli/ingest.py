@@ -9,15 +9,19 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import local_dagster_home
+from truffle_assets.cli.progress import IngestView, duration, log_file_for, plural
+from truffle_assets.files import json_default
 from truffle_assets.paths import PROJECT_ROOT
+from truffle_assets.quiet import quiet_console
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from truffle_assets.defs.ingest.runner import ingest_all
+    db = Path(args.db)
     from truffle_assets.ingest.chat_names import UnknownChat, chats_in_exports
 
     try:  # --chat: a display name or an id, any case
@@ -25,72 +29,143 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     except UnknownChat as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = ingest_all(
-        exports_dir=Path(args.exports), db_path=Path(args.db), user_name=args.user,
-        chats_wanted=wanted, instance_kind=args.instance, full=args.full, memory=not args.messages_only,
-    )
-    print(json.dumps(report, indent=2, default=str))
+    report = _ingest(args, exports_dir=Path(args.exports), db_path=db, chats_wanted=wanted,
+                     instance_kind=args.instance, full=args.full, memory=not args.messages_only)
     return exit_status(report)
 
 
-def exit_status(report: dict) -> int:
-    """0 all done, 1 a run failed, 3 partial: every readable chat is in, the unreadable ones are listed."""
+def _ingest(args: argparse.Namespace, **kw) -> dict:
+    """`ingest_all` under a progress view, Dagster's events in the log file; then the summary (or the
+    JSON report with `--json`) on stdout."""
+    from truffle_assets.defs.ingest.runner import ingest_all
+    from truffle_assets.defs.run_log import run_console
+
+    log_file = log_file_for(Path(kw["db_path"]).parent)
+    quiet_console(args.verbose, log_file)
+    view = IngestView(live=None if not args.verbose else False)
+    with run_console(log_file, args.verbose), view:
+        report = ingest_all(user_name=args.user, progress=view, **kw)
+    report["log_file"] = str(log_file)
+    if args.json:
+        print(json.dumps(report, indent=2, default=json_default), flush=True)
+    else:
+        print("\n".join(summary(report, view.elapsed, Path(kw["db_path"]), log_file)), flush=True)
+    return report
+
+
+def summary(report: dict, seconds: float, db_path: Path, log_file: Path) -> list[str]:
+    """A few lines a person reads: what was ingested, what was already current, where the memory is."""
+    chats = report["chats"]
+    failed = {c for c, e in chats.items() if not all(r["success"] for r in e["runs"])}
+    done = {c: e for c, e in chats.items() if e["runs"] and c not in failed}
+    runs = [r for e in done.values() for r in e["runs"]]
+    current = len(chats) - len(done) - len(failed)
+    rows, months = sum(r["rows"] for r in runs), sum(r["months"] for r in runs)
+    head = (f"Ingested {plural(len(done), 'chat')}: {plural(rows, 'message')} over {plural(months, 'month')}"
+            if done else "Nothing ingested" if failed else "Nothing new to ingest")
+    tail = [f"{current} up to date"] if current else []
+    if failed:
+        tail.append(f"{plural(len(failed), 'chat')} FAILED")
+    if report["failed"] and not failed:
+        tail.append("the profile FAILED")
+    who = f" (you: {report['user']})" if report.get("user") else ""
+    lines = [f"{head}{'; ' + ', '.join(tail) if tail else ''} in {duration(seconds)}{who}.",
+             f"Memory: {db_path}" + (" and the published profile beside it" if "profile" in report else ""),
+             f"Log: {log_file}"]
+    return lines
+
+
+def _months(run: dict) -> str:
+    first, last = run["first_month"], run["last_month"]
+    return first if first == last else f"{first}..{last}"
+
+
+def exit_status(report: dict, command: str = "ingest") -> int:
+    """0 all done, 1 a run failed, 3 partial: every readable chat is in, the unreadable ones are listed.
+    What failed, and where its whole story is, goes to stderr."""
     if report["status"] != "ok":
         bad = [f"{u['file']}{':' + str(u['line']) if u['line'] else ''}: {u['reason']}" for u in report["unreadable"]]
-        print(f"truffle ingest: {report['status']}" + "".join(f"\n  unreadable: {b}" for b in bad), file=sys.stderr)
+        failed = [f"{chat} {_months(r)}: {err}" for chat, e in report["chats"].items()
+                  for r in e["runs"] if not r["success"] for err in r.get("errors") or ["failed"]]
+        failed += [f"{what}: {err}" for what in ("facts", "profile") if not report.get(what, {"success": True})["success"]
+                   for err in report[what].get("errors") or ["failed"]]
+        print(f"truffle {command}: {report['status'].upper()}" + "".join(f"\n  unreadable: {b}" for b in bad)
+              + "".join(f"\n  failed: {f}" for f in failed)
+              + (f"\n  every event of the failed runs: {report['log_file']}"
+                 if failed and report.get("log_file") else ""), file=sys.stderr)
     return {"ok": 0, "failed": 1, "partial": 3}[report["status"]]
 
 
 def cmd_up(args: argparse.Namespace) -> int:
     """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
-    from truffle_assets.defs.ingest.runner import ingest_all
     from truffle_assets.ingest.exports import scan_exports
     from truffle_assets.synth import write_corpus
 
+    out = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the report alone
     exports = Path(args.exports)
     exports.mkdir(parents=True, exist_ok=True)
     if not scan_exports(exports):
-        print(f"{exports} is empty: writing the sample export set into it", flush=True)
+        print(f"{exports} is empty: writing the sample export set into it", file=out, flush=True)
         write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
     local_dagster_home()
-    report = ingest_all(exports_dir=exports, db_path=Path(args.db), user_name=args.user, instance_kind="local")
-    print(json.dumps(report, indent=2, default=str), flush=True)
+    report = _ingest(args, exports_dir=exports, db_path=Path(args.db), instance_kind="local")
     if args.no_ui:
-        return exit_status(report)
-    chat = None if args.no_chat else start_chat(args.chat_port)
+        return exit_status(report, "up")
+    if report["status"] != "ok":  # loud, but the UI still starts: it shows what failed
+        exit_status(report, "up")
+    log_file = Path(report["log_file"])
+    chat = None if args.no_chat else start_chat(args.chat_port, log_file, args.verbose, out)
     url = f"http://127.0.0.1:{args.port}"
-    print(f"Dagster UI: {url}", flush=True)
+    print(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})", file=out, flush=True)
     dagster = Path(sys.executable).with_name("dagster")
     try:
-        return subprocess.call(
-            [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
-            cwd=PROJECT_ROOT,
-        )
+        with _output_to(log_file, args.verbose) as sink:
+            code = subprocess.call(
+                [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
+                cwd=PROJECT_ROOT, stdout=sink, stderr=sink,
+            )
+        if code:
+            print(f"truffle up: the Dagster UI exited with {code}; its output: {log_file}", file=sys.stderr)
+        return code
     finally:
         if chat is not None:
             os.killpg(chat.pid, signal.SIGTERM)  # the chat server stops its llama.cpp server on SIGTERM
             chat.wait(timeout=30)
 
 
-def start_chat(port: int, timeout_s: float = 180.0) -> subprocess.Popen | None:
-    """`truffle serve` in the background (own process group) until its API answers."""
+@contextmanager
+def _output_to(log_file: Path, verbose: bool):
+    """Where a child process's output goes: the console with --verbose, else the end of the log file."""
+    if verbose:
+        yield None
+        return
+    with open(log_file, "a", encoding="utf-8") as sink:
+        yield sink
+
+
+def start_chat(port: int, log_file: Path, verbose: bool = False, out=sys.stdout,
+               timeout_s: float = 180.0) -> subprocess.Popen | None:
+    """`truffle serve` in the background (own process group) until its API answers; its output goes
+    to `log_file` unless `verbose`."""
     import urllib.request
 
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("truffle")), "serve", "--port", str(port)],
-                            cwd=PROJECT_ROOT, start_new_session=True)
+    with _output_to(log_file, verbose) as sink:
+        proc = subprocess.Popen([str(Path(sys.executable).with_name("truffle")), "serve", "--port", str(port)],
+                                cwd=PROJECT_ROOT, start_new_session=True, stdout=sink, stderr=sink)
+    print(f"starting the chat server (a model load takes a minute; its output: {log_file})", file=out, flush=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            print(f"warning: the chat server exited with {proc.returncode}; see its output above", file=sys.stderr)
+            print(f"warning: the chat server exited with {proc.returncode}; its output: {log_file}", file=sys.stderr)
             return None
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                 print(f"Chat: http://127.0.0.1:{port}/  (OpenAI-compatible API at http://127.0.0.1:{port}/v1; "
-                      f"CLI: truffle ask / truffle chat)", flush=True)
+                      f"CLI: truffle ask / truffle chat)", file=out, flush=True)
                 return proc
         except OSError:
             time.sleep(1)
-    print(f"warning: the chat server did not answer within {timeout_s:.0f} s", file=sys.stderr)
+    print(f"warning: the chat server did not answer within {timeout_s:.0f} s; its output: {log_file}", file=sys.stderr)
     return proc
 
 
@@ -101,6 +176,9 @@ def add_commands(sub) -> None:
         si.add_argument("--exports", default=str(paths.exports_dir()))
         si.add_argument("--db", default=str(paths.store_path()))
         si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
+        si.add_argument("--json", action="store_true", help="print the full report as JSON on stdout instead of the summary")
+        si.add_argument("--verbose", action="store_true",
+                        help="show Dagster's event lines and library output on the console (always in <data>/logs/truffle.log)")
         si.set_defaults(func=func)
     ingest = sub.choices["ingest"]
     ingest.add_argument("--chat", action="append",

@@ -31,7 +31,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """Materialize the training chain (datasets → … → eval report → card) on the local instance."""
     from truffle_assets.definitions import TRAINING_CHAIN
 
-    result = materialize_locally(TRAINING_CHAIN, train_run_config(args))
+    result = materialize_locally(TRAINING_CHAIN, train_run_config(args), verbose=args.verbose, command="train")
     for ev in result.get_asset_check_evaluations():
         print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
@@ -68,7 +68,8 @@ def _evaluate(args: argparse.Namespace, run_dir: Path) -> int:
     # the models root that holds --runs (runs/ is its child), and --registry, whose active model is the reference
     models = ModelsResource(root=str(run_dir.parent.parent), registry_dir=args.registry,
                             audit_key=defs.resources["models"].audit_key)
-    result = materialize_locally(EVAL_CHAIN, {"ops": {"eval_report": {"config": config}}}, {"models": models})
+    result = materialize_locally(EVAL_CHAIN, {"ops": {"eval_report": {"config": config}}}, {"models": models},
+                                 verbose=args.verbose, command="eval")
     gate = read_gate(run_dir)
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}; {run_dir.name} gate: "
           f"{'passed' if gate else 'FAILED' if gate is False else 'not evaluated'} ({run_dir / 'eval' / 'report.md'})")
@@ -246,6 +247,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     train = sub.add_parser("train", help="materialize the training chain: datasets → LoRA → GGUF → eval report")
+    train.add_argument("--verbose", action="store_true",
+                       help="show Dagster's event lines and library output on the console (always in <data>/logs/truffle.log)")
     train.add_argument("--base", default="qwen2.5-coder-0.5b", help="qwen2.5-coder-0.5b (demo), tiny, or an HF folder/id")
     train.add_argument("--max-steps", type=int, default=100, help="LoRA steps (-1 = one full epoch; hours on a CPU)")
     train.add_argument("--learning-rate", type=float, default=1e-3, help="LoRA learning rate (a short CPU run)")
@@ -275,6 +278,8 @@ def add_commands(sub) -> None:
     train.set_defaults(func=cmd_train)
     ev = sub.add_parser("eval", help="re-evaluate a run's GGUF (default: the candidate) and re-check its gate, no training")
     ev.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
+    ev.add_argument("--verbose", action="store_true",
+                    help="show Dagster's event lines and library output on the console (always in <data>/logs/truffle.log)")
     ev.add_argument("--runs", default=str(paths.models_dir() / "runs"))
     ev.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
     ev.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")

@@ -24,7 +24,7 @@ def env(workdir, alice_export, bob_export) -> dict:
 
 
 def _ingest(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([TRUFFLE, "ingest", "--messages-only", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([TRUFFLE, "ingest", "--messages-only", "--json", *args], env=env, capture_output=True, text=True,
                           timeout=300)
 
 

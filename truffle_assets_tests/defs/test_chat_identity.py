@@ -74,7 +74,7 @@ def _world(root: Path, names: list[str]) -> dict:
 
 def _ingest(env: dict, *args: str, legacy: bool = False) -> dict:
     cmd = [sys.executable, "-c", LEGACY_INGEST] if legacy else [TRUFFLE]
-    proc = subprocess.run([*cmd, "ingest", *args], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([*cmd, "ingest", "--json", *args], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {**json.loads(proc.stdout), "stderr": proc.stderr}
 

@@ -78,7 +78,7 @@ def _converges(env: dict, root: Path, clean: dict, point: str) -> subprocess.Com
     assert {k: v for k, v in got["store"].items() if clean["store"].get(k) != v} == {}
     assert got == clean
     if point in NOTHING_LEFT_CHECKED:  # and the planner's record is whole: one more ingest has nothing to do
-        third = json.loads(run_truffle(env, "ingest").stdout)
+        third = json.loads(run_truffle(env, "ingest", "--json").stdout)
         assert {c["status"] for c in third["chats"].values()} == {"up to date"} and "profile" not in third
     return again
 
@@ -87,7 +87,7 @@ def _converges(env: dict, root: Path, clean: dict, point: str) -> subprocess.Com
 def clean(tmp_path_factory) -> dict:
     """What one uninterrupted ingest builds."""
     root = tmp_path_factory.mktemp("clean")
-    proc = run_truffle(_world(root), "ingest")
+    proc = run_truffle(_world(root), "ingest", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert [len(report["chats"][c]["runs"]) for c in sorted(report["chats"])] == [2, 1]

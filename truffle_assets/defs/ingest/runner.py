@@ -13,6 +13,9 @@ in the local instance ($DAGSTER_HOME) so the UI shows them.
 import json
 import os
 import sys
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from truffle_assets import faults, store
 from truffle_assets.ingest import stage_days
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.recovery import fail_own_runs, owner_tags, reap_dead_runs
+from truffle_assets.defs.run_log import failures, listening, materialize
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
 from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.memory.assets import facts
@@ -30,6 +34,36 @@ from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
 from truffle_assets.ingest.planning import plan_ingest
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the runner tells a progress view, as it happens.
+
+    kind: "plan" (`runs` lists every planned run as (chat, label, months)), "run_start",
+    "step" (`step` is an asset starting, `event` its Dagster event type), "run_end" (`ok`),
+    "chat_end" (`entry` is the chat's report entry). `chat` is None for the whole-memory run.
+    """
+    kind: str
+    chat: str | None = None
+    label: str = ""
+    months: int = 0
+    ok: bool = True
+    step: str | None = None
+    event: str = ""
+    runs: list = field(default_factory=list)
+    entry: dict = field(default_factory=dict)
+
+
+ProgressHook = Callable[[Progress], None]
+
+
+def _months(first: date, last: date) -> int:
+    return (last.year - first.year) * 12 + last.month - first.month + 1
+
+
+def _label(first: date, last: date) -> str:
+    return f"{first:%Y-%m}" if (first.year, first.month) == (last.year, last.month) else f"{first:%Y-%m}..{last:%Y-%m}"
 
 
 def ingest_all(
@@ -45,9 +79,11 @@ def ingest_all(
     memory: bool = True,
     refacts: tuple[str, date] | None = None,
     tags: dict[str, str] | None = None,
+    progress: ProgressHook | None = None,
 ) -> dict:
     """`refacts` (chat, month): also re-consolidate facts there and rebuild the profile, though no
-    day changed (a forgotten fact). `tags` go on every run (a forget marks the runs it caused)."""
+    day changed (a forgotten fact). `tags` go on every run (a forget marks the runs it caused).
+    `progress` hears of the plan, each run and each step as they happen."""
     if instance is None:
         local = instance_kind == "local" or (instance_kind is None and os.environ.get("DAGSTER_HOME"))
         instance = dg.DagsterInstance.get() if local else dg.DagsterInstance.ephemeral()
@@ -84,7 +120,7 @@ def ingest_all(
     instance.add_dynamic_partitions(chats.name, [c.chat for c in plan.chats if c.chat not in known])
     try:
         return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
-                         refacts, tags or {}) | {"collisions": [c.as_dict() for c in scan.collisions]}
+                         refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
         for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
             print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)
@@ -93,43 +129,65 @@ def ingest_all(
 
 def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,
               user: str | None, db_path: Path, data_dir: Path, refacts: tuple[str, date] | None = None,
-              tags: dict[str, str] | None = None) -> dict:
+              tags: dict[str, str] | None = None, progress: ProgressHook | None = None) -> dict:
     tags = tags or {}
+    tell = progress or (lambda p: None)
     report: dict = {"chats": {}, "failed": 0, "user": user,
                     "unreadable": [e.as_dict() for e in plan.unreadable]}
+    tell(Progress("plan", runs=[(c.chat, _label(r.first, r.last), _months(r.first, r.last))
+                                for c in plan.chats for r in c.ranges]))
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
         for months in c.ranges:
+            label, n = _label(months.first, months.last), _months(months.first, months.last)
+            tell(Progress("run_start", c.chat, label, n))
             result = _materialize(selection, instance, resources,
-                                  {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags})
+                                  {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags},
+                                  progress)
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
                 "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
                 "success": result.success, "months": len(mats),
                 "days_redone": sum(m.metadata["days_redone"].value for m in mats),
                 "rows": sum(m.metadata["dagster/partition_row_count"].value for m in mats),
-            })
+            } | ({} if result.success else {"errors": failures(result)}))
             report["failed"] += not result.success
+            tell(Progress("run_end", c.chat, label, n, ok=result.success))
         entry["status"] = "ingested" if entry["runs"] else "up to date"
         report["chats"][c.chat] = entry
+        tell(Progress("chat_end", c.chat, entry=entry))
     if refacts is not None:
         chat, month = refacts
-        result = _materialize([facts], instance, resources, {**chat_range_tags(chat, month, month), **tags})
-        report["facts"] = {"run_id": result.run_id, "success": result.success}
+        tell(Progress("run_start", chat, "facts"))
+        result = _materialize([facts], instance, resources, {**chat_range_tags(chat, month, month), **tags}, progress)
+        report["facts"] = _whole(result)
         report["failed"] += not result.success
+        tell(Progress("run_end", chat, "facts", ok=result.success))
     if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
                    or profile_behind(db_path, data_dir / "published")):
-        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags)
-        report["profile"] = {"run_id": result.run_id, "success": result.success}
+        tell(Progress("run_start", None, "profile"))
+        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress)
+        report["profile"] = _whole(result)
         report["failed"] += not result.success
+        tell(Progress("run_end", None, "profile", ok=result.success))
     report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
     return report
 
 
-def _materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tags: dict) -> dg.ExecuteInProcessResult:
-    """One in-process run owned by this process; a run that failed on Ctrl-C/SIGTERM ends the ingest."""
-    result = dg.materialize(assets, instance=instance, resources=resources, tags={**tags, **owner_tags()},
-                            raise_on_error=False)
+def _whole(result: dg.ExecuteInProcessResult) -> dict:
+    return {"run_id": result.run_id, "success": result.success} | ({} if result.success else {"errors": failures(result)})
+
+
+def _materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tags: dict,
+                 progress: ProgressHook | None = None) -> dg.ExecuteInProcessResult:
+    """One in-process run owned by this process; a run that failed on Ctrl-C/SIGTERM ends the ingest.
+    Its events go where the caller's `run_console` sends them; each step starting is told to `progress`."""
+    def on_event(event: str, step: str | None) -> None:
+        if step is not None and event in ("STEP_START", "STEP_FAILURE"):
+            progress(Progress("step", step=step, event=event))
+
+    with listening(on_event) if progress else nullcontext():
+        result = materialize(assets, instance, resources, {**tags, **owner_tags()})
     faults.stop_if_crashed()  # an armed in-process crash point fired: stop here, as a killed process would
     if not result.success and interrupted(result):  # Dagster turned the signal into a failed step
         raise KeyboardInterrupt
