@@ -139,16 +139,26 @@ def ask_main(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     with open_service(cfg, n_ctx=args.n_ctx) as svc:
         turn = svc.ask([{"role": "user", "content": args.question}])
+        served = svc.model_status()
     if args.json:
         print(json.dumps({"turn_id": turn.turn_id, "answer": turn.answer, "citations": turn.citations,
                           "uncertain": turn.uncertain, "watermarks": turn.watermarks, "tokens": turn.tokens,
                           "fallback": turn.fallback, "refused": turn.refused, "model": turn.model,
+                          "model_description": served.get("description"),
                           "latency_ms": turn.latency_ms, "sources": turn.sources, "kept": turn.kept,
                           "trace": turn.trace},
                          indent=2, ensure_ascii=False, default=str))
     else:
         _print_turn(turn)
+        print(answered_by(turn, served))
     return 0
+
+
+def answered_by(turn, served: dict) -> str:
+    """The last line of `truffle ask`: which model wrote the answer, or that none did."""
+    if turn.model:
+        return f"model: {served.get('description') or turn.model}"
+    return f"model: none, a retrieval-only answer (served: {served.get('description')})"
 
 
 HELP = "commands: :up  :down [note]  :reroll  :new  :quit"
@@ -161,7 +171,7 @@ def chat_main(args: argparse.Namespace, read: Callable[[str], str] = input, out=
     out = out or sys.stdout
     cfg = config_from_args(args)
     with open_service(cfg, n_ctx=args.n_ctx) as svc:
-        print(f"Truffle chat on {svc.model} — {HELP}", file=out)
+        print(f"Truffle chat on {svc.model_status().get('description') or svc.model} — {HELP}", file=out)
         keep = svc.keeping()
         print(f"{keep.describe()}" + ("" if keep.keeps_anything else f" ({TURN_ON})"), file=out)
         history: list[dict] = []
