@@ -220,6 +220,12 @@ class Registry:
             return []
         return [json.loads(ln) for ln in self.history_path.read_text().splitlines() if ln.strip()]
 
+    def rollback_target(self) -> ActiveModel | None:
+        """The model `truffle rollback` restores now (the one promoted before the active one, replaying
+        the history), or None. The model card's rollback section and `truffle models` both read this."""
+        stack = self._stack()
+        return stack[-2] if len(stack) >= 2 else None
+
     def _stack(self) -> list[ActiveModel]:
         """Replay history: a promotion pushes, a rollback pops, so repeated rollbacks walk back."""
         stack: list[ActiveModel] = []
@@ -261,10 +267,9 @@ class Registry:
     def rollback(self, reason: str = "", who: str | None = None) -> ActiveModel:
         with self._lock():
             self._require_intact()
-            stack = self._stack()
-            if len(stack) < 2:
+            target = self.rollback_target()
+            if target is None:
                 raise RegistryError("no previous model in history to roll back to")
-            target = stack[-2]
             missing = [p for p in (target.gguf_path, target.modelfile_path) if not Path(p).exists()]
             if missing:
                 raise RegistryError(f"cannot roll back to {target.run_id}: missing {', '.join(missing)}")
@@ -296,6 +301,20 @@ class Registry:
                                     previous_run_id=previous.run_id if previous else None, model=model))
         self._write_change(action, {k: v for k, v in entry.items() if k != "model"}
                            | {"gguf_path": model.gguf_path, "gguf_sha256": model.gguf_sha256}, entry, model)
+        self._refresh_cards(model, previous)
+
+    def _refresh_cards(self, model: ActiveModel, previous: ActiveModel | None) -> None:
+        """Rewrite the rollback section of the new and the replaced model's cards from this registry,
+        so a card never names another rollback target than `truffle models` (a card is a report: one
+        that cannot be written does not undo the switch)."""
+        from truffle_assets.training.card import refresh_rollback
+
+        for m in (model, previous):
+            if m is not None:
+                try:
+                    refresh_rollback(Path(m.modelfile_path).parent, self)
+                except OSError:
+                    pass
 
     def _write_change(self, event: str, data: dict[str, Any], history: dict[str, Any],
                       model: ActiveModel | None = None) -> None:

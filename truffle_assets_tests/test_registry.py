@@ -194,9 +194,10 @@ def test_cli_promote_rollback_audit(tmp_path, monkeypatch, capsys):
     assert main(["promote", "run-b", "--runs", str(runs), *common]) == 2
     assert "eval gate failed" in capsys.readouterr().err
     assert main(["promote", "run-b", "--runs", str(runs), "--force", "--reason", "manual check", *common]) == 0
-    assert capsys.readouterr().out.strip().endswith("[forced]")
+    assert capsys.readouterr().out.splitlines()[0].endswith("[forced]")
     assert main(["rollback", *common]) == 0
-    assert capsys.readouterr().out.strip() == f"active model: run-a ({runs / 'run-a' / 'gguf' / 'run-a-q4_k_m.gguf'})"
+    assert capsys.readouterr().out.splitlines() == [
+        f"active model: run-a ({runs / 'run-a' / 'gguf' / 'run-a-q4_k_m.gguf'})", "rollback target: none"]
     assert main(["rollback", *common]) == 2
     assert "no previous model" in capsys.readouterr().err
     assert main(["audit", "verify", *common]) == 0

@@ -96,7 +96,8 @@ def test_chain_materializes_with_lineage_and_metadata(chain):
     assert (Path(models.root) / "qa-memory" / "memory" / "published" / "latest.json").is_file()
     assert "qa" in report["scores"]["0.0"]["objectives"] and report["scores"]["0.0"]["leaks"] == 0
     card = (run_dir / "model_card.md").read_text()
-    assert "Rollback target: none" in card and "q8_0" in card
+    assert "promoting this run then would leave no rollback target" in card and "q8_0" in card
+    assert "nan" not in card and "None" not in card and "{'" not in card
 
 
 def test_checks_guard_the_chain(chain):
@@ -197,9 +198,9 @@ def test_a_second_dpo_stage_starts_from_an_earlier_runs_adapter(chain):
         assert math.isclose(result["dpo_losses"][0], math.log(2), abs_tol=1e-3)
         assert json.loads((second / "base.json").read_text())["stages"] == [first.name, second.name]
         card = write_model_card(second, None).read_text()
-        assert f"Stages: {first.name} → {second.name}" in card and "DPO steps 3" in card
+        assert f"Stages: {first.name} → {second.name}" in card and "- DPO: 3 steps, final loss" in card
         assert result["train_tokens"] == 0 < result["dpo_tokens"]  # no SFT here; what DPO read is counted
-        assert f"- Tokens: SFT 0 at 0.0 tokens/s, DPO {result['dpo_tokens']} " in card
+        assert f"- Tokens: DPO {result['dpo_tokens']:,} " in card and "- SFT:" not in card
         weights = "adapter_model.safetensors"
         old, new = load_file(first / "adapter" / weights), load_file(second / "adapter" / weights)
         assert old.keys() == new.keys() and any(not (old[k] == new[k]).all() for k in old)
@@ -260,7 +261,10 @@ def test_a_blend_of_finished_runs_is_merged_as_their_weighted_average(chain):
         off = (w3[key] - (w0[key] + 0.7 * (w1[key] - w0[key]) + 0.3 * (w2[key] - w0[key]))).abs().max().item()
         assert apart > 0 and off < apart / 100, (apart, off)
         from truffle_assets.training.card import write_model_card
-        assert f"{first.name} × 0.7, {second.name} × 0.3" in write_model_card(third, None).read_text()
+        card = write_model_card(third, None).read_text()
+        assert f"| 1 | {first.name} | 0.7 |" in card and f"| 2 | {second.name} | 0.3 |" in card
+        part = card.split("### Part 1")[1].split("### Part 2")[0]  # the first run's training, recorded by the blend
+        assert "- SFT: 80 steps, final loss" in part and "recorded when the blend was made" in part
         # a blend has no SFT of its own: a DPO stage may start from it (the rank-32 adapter trains on)
         stage = dg.materialize([lora_adapter], instance=instance, resources=resources, run_config={"ops": {
             "lora_adapter": {"config": {**lora, "dpo": True, "dpo_max_steps": 1, "dpo_from": third.name}}}})

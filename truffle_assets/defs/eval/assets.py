@@ -165,14 +165,12 @@ def eval_gate(models: ModelsResource) -> dg.AssetCheckResult:
     deps=[lora_adapter, gguf_model, eval_report],
     kinds={"markdown"},
     description="model_card.md: base model and dataset hashes, hyperparameters, eval scores, time, "
-                "estimated energy and the rollback target.",
+                "estimated energy (a blend: each part's), and the rollback target the registry names.",
 )
 def model_card(models: ModelsResource) -> dg.MaterializeResult:
     from truffle_assets.training.card import write_model_card
 
-    run_dir = models.candidate_dir()
-    active = models.registry().active()
-    path = write_model_card(run_dir, rollback_target=active.run_id if active else None)
+    path = write_model_card(models.candidate_dir(), models.registry())
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{path}",
         "card": dg.MetadataValue.md(path.read_text()),

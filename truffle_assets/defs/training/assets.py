@@ -232,7 +232,11 @@ def _blended(context: dg.AssetExecutionContext, blend: list[tuple[str, Path, flo
     except BlendError as e:
         raise dg.Failure(str(e)) from e
     wall = round(time.perf_counter() - t0, 2)
-    run_meta["blend"] = [{"run": r, "weight": w} for r, _, w in blend]
+    from truffle_assets.training.card import training_record
+
+    # each part's training as its own files say, kept with the blend (its card; a shipped copy)
+    run_meta["blend"] = [{"run": r, "weight": w, "training": training_record(adapter.parent)}
+                         for r, adapter, w in blend]
     (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
     (run_dir / "train_result.json").write_text(json.dumps(
         {"adapter_dir": str(out), "backend": "blend", "steps": 0, "losses": [], "dpo_losses": [], "wall_s": wall},
