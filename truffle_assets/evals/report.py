@@ -27,7 +27,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from truffle_assets.evals.cases import SUITE_VERSION
-from truffle_assets.evals.gate import evaluate_gate, find_regressions
+from truffle_assets.evals.gate import GATE, evaluate_gate, find_regressions
 from truffle_assets.evals.scoring import OBJECTIVES, summarize
 from truffle_assets.files import json_text
 
@@ -82,6 +82,8 @@ def _score_cell(summary: Mapping[str, Any] | None, obj: str) -> str:
     if not summary or obj not in summary.get("objectives", {}):
         return "–"
     e = summary["objectives"][obj]
+    if len(e) == 1:  # the score alone (a reference as the gate recorded it)
+        return f"{e['score']:.3f}"
     if obj == "classification":
         return f"{e['score']:.3f} (type {e['type_accuracy']:.3f}, horizon {e['horizon_accuracy']:.3f})"
     if obj == "qa":
@@ -89,21 +91,96 @@ def _score_cell(summary: Mapping[str, Any] | None, obj: str) -> str:
     return f"{e['score']:.3f}"
 
 
-def _render_md(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> str:
-    meta, scores, gate = report["meta"], report["scores"], report["gate"]
-    temps = list(scores)
-    lines = ["# Evaluation report", ""]
-    lines += [f"- **{k}**: {v}" for k, v in meta.items()]
+# meta keys the header states in words; the rest are listed under "Run" with these labels
+_HEADER_META = ("run_id", "model", "gguf", "reference", "role")
+_META_LABELS = {"suite_version": "suite version", "tokens_per_s": "tokens/s", "eval_seconds": "eval time (s)",
+                "qa_runtime": "QA runtime fingerprint", "limit": "cases per suite"}
+
+
+def _candidate(meta: Mapping[str, Any]) -> str:
+    """The run and the GGUF it serves, each named once."""
+    gguf = str(meta.get("gguf") or meta.get("model") or "")
+    model = str(meta.get("model") or "")
+    name = f"`{gguf}`" + (f" ({model})" if model and model != gguf and Path(gguf).name != model else "")
+    if meta.get("run_id"):
+        return f"run `{meta['run_id']}`" + (f", served GGUF {name}" if gguf else "")
+    return f"GGUF {name}" if gguf else "not named"
+
+
+def reference_name(meta: Mapping[str, Any], reference: Mapping[str, Any] | None) -> str | None:
+    """What the gate compared the candidate with, in words; None when there was no reference."""
+    ref = meta.get("reference")
+    if ref is None and reference is not None:
+        rmeta = reference.get("meta") or {}
+        ref = rmeta.get("run_id") or rmeta.get("model") or "a reference report"
+    if not ref or ref == "no reference":
+        return None
+    ref = str(ref)
+    if ref.startswith("base model"):
+        return f"the {ref} (no model was active)"
+    run_id, _, note = ref.partition(" (")
+    return f"run `{run_id}`, the active model" + (f" ({note}" if note else "")
+
+
+def _gate_header(report: Mapping[str, Any], reference: Mapping[str, Any] | None) -> list[str]:
+    meta, gate = report["meta"], report["gate"]
+    ref = reference_name(meta, reference)
+    lines = [f"- **Candidate**: {_candidate(meta)}",
+             f"- **Reference**: {ref}" if ref else
+             "- **Reference**: none (no model to compare with, so the suites' targets block)"]
     if meta.get("role"):  # a reference the gate compares candidates with has no gate of its own
-        lines += ["", f"**Gate: not applied** ({meta['role']})"]
+        return lines + [f"- **Gate: not applied** ({meta['role']})"]
+    if gate["passed"]:
+        floors = "no privacy leak, adversarial tool-call failure or raw-HTML answer"
+        lines.append(f"- **Gate: PASSED**: {floors}" + (
+            f", and no suite more than {GATE['tolerance']} below the reference" if ref else
+            ", and every suite at its target"))
     else:
-        lines += ["", f"**Gate: {'PASSED' if gate['passed'] else 'FAILED'}**", ""]
-        lines += [f"- {r}" for r in gate["reasons"]]
+        lines.append("- **Gate: FAILED**:")
+        lines += [f"  - {r}" for r in gate["reasons"]]
+    compared = gate.get("compared") or []
+    level = [c for c in compared if c["delta"] >= 0]
+    lower = [c for c in compared if c["delta"] < 0]
+    show = lambda c: f"t={c['temperature']} {c['objective']} {c['candidate']:.3f} vs {c['reference']:.3f} " \
+                     f"({c['delta']:+.3f})"  # noqa: E731
+    if level:
+        lines.append("- **At or above the reference**: " + "; ".join(map(show, level)))
+    if lower:
+        tol = GATE["tolerance"]
+        within = [c for c in lower if c["delta"] >= -tol]
+        beyond = [c for c in lower if c["delta"] < -tol]
+        if within:
+            lines.append(f"- **Below the reference, within the {tol} tolerance**: " + "; ".join(map(show, within)))
+        if beyond:
+            lines.append(f"- **Below the reference, beyond the {tol} tolerance**: " + "; ".join(map(show, beyond)))
     if gate.get("below_target"):
-        lines += ["", "Below the suites' targets (not blocking): " + "; ".join(gate["below_target"])]
+        lines.append("- **Below target**" + (" (not blocking while there is a reference)" if ref else "")
+                     + ": " + "; ".join(gate["below_target"]))
+    return lines
+
+
+def _render_md(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> str:
+    meta, scores = report["meta"], report["scores"]
+    temps = list(scores)
+    title = f"# Evaluation report — run {meta['run_id']}" if meta.get("run_id") else "# Evaluation report"
+    lines = [title, "", *_gate_header(report, active)]
+    rest = [(k, v) for k, v in meta.items() if k not in _HEADER_META]
+    if rest:
+        lines += ["", "## Run", ""]
+        lines += [f"- {_META_LABELS.get(k, k.replace('_', ' '))}: {v}" for k, v in rest]
+    if active is None and report["gate"].get("compared"):  # the reference report is not at hand: its scores
+        active = {"scores": {}}                               # as the gate recorded them
+        for c in report["gate"]["compared"]:
+            if "." not in c["objective"]:
+                active["scores"].setdefault(c["temperature"], {"objectives": {}})["objectives"][c["objective"]] = \
+                    {"score": c["reference"]}
     active_temps = [t for t in temps if active and t in active.get("scores", {})]
-    head = [f"t={t}" for t in temps] + [f"active t={t}" for t in active_temps]
-    lines += ["", "| objective | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    ref_meta = (active or {}).get("meta") or {}
+    ref_id = meta.get("reference", "").partition(" (")[0] if isinstance(meta.get("reference"), str) else ""
+    ref_label = ref_id if ref_id and ref_id != "no reference" else (ref_meta.get("run_id") or ref_meta.get("model") or "")
+    ref_col = f"reference {ref_label}".strip()
+    head = [f"candidate t={t}" for t in temps] + [f"{ref_col} t={t}" for t in active_temps]
+    lines += ["", "## Scores", "", "| objective | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     for obj in OBJECTIVES:
         cells = [_score_cell(scores[t], obj) for t in temps] + [_score_cell(active["scores"][t], obj)
                                                               for t in active_temps]
@@ -127,11 +204,13 @@ def _render_md(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> s
 
 
 def _render_diff(report: Mapping[str, Any], active: Mapping[str, Any] | None) -> str:
-    lines = ["# Diff against the active model", ""]
+    lines = ["# Diff against the reference", ""]
     if active is None:
-        return "\n".join(lines + ["no active model"]) + "\n"
-    lines += [f"Active: {active.get('meta', {}).get('model', 'unknown')}; candidate: "
-              f"{report['meta'].get('model', 'unknown')}", "", "| t | objective | active | candidate | delta |",
+        return "\n".join(lines + ["no reference: nothing to compare with"]) + "\n"
+    ref_meta = active.get("meta", {})
+    lines += [f"Reference: {ref_meta.get('run_id') or ref_meta.get('model', 'unknown')}; candidate: "
+              f"{report['meta'].get('run_id') or report['meta'].get('model', 'unknown')}", "",
+              "| t | objective | reference | candidate | delta |",
               "|---|---|---|---|---|"]
     for t, summary in report["scores"].items():
         old = active.get("scores", {}).get(t)
@@ -175,7 +254,9 @@ def _plot(report: Mapping[str, Any], active: Mapping[str, Any] | None, path: Pat
     labels = ["toolcall", "markdown", "type", "horizon", "privacy", "qa"]
     series = [("candidate", _bars(report["scores"].get(t)))]
     if active and t in active.get("scores", {}):
-        series.insert(0, (f"active ({active.get('meta', {}).get('model', 'base')})", _bars(active["scores"][t])))
+        ref_meta = active.get("meta", {})
+        series.insert(0, (f"reference ({ref_meta.get('run_id') or ref_meta.get('model', 'base')})",
+                          _bars(active["scores"][t])))
     fig = Figure(figsize=(7, 3.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.subplots()

@@ -36,11 +36,12 @@ def test_report_files_and_round_trip(tmp_path):
     assert "| toolcall |" in md and "**Gate: FAILED**" in md and "## Worst cases" in md
     assert "### markdown at t=0.7" in md and "<b>bold</b>" in md
     assert "`````text\n<b>bold</b> and ``` a fence ````\n`````" in md  # outputs are fenced safely
-    assert paths["diff"].read_text().strip().endswith("no active model")
+    assert paths["diff"].read_text().strip().endswith("no reference: nothing to compare with")
+    assert "- **Reference**: none (no model to compare with, so the suites' targets block)" in md
     # a reference the gate compares candidates with (the base, the active model re-asked) says so
     ref = write_report(results, tmp_path / "ref", meta={"model": "base", "role": "the base model: the gate's reference"})
     md = ref["md"].read_text()
-    assert "**Gate: not applied** (the base model: the gate's reference)" in md
+    assert "- **Gate: not applied** (the base model: the gate's reference)" in md
     assert "FAILED" not in md and "no reference to compare with" not in md and "| toolcall |" in md
 
 
@@ -49,7 +50,7 @@ def test_diff_against_the_active_model(tmp_path):
     active_paths = write_report({0: good}, tmp_path / "active", meta={"model": "active-1"})
     paths = write_report({0: bad}, tmp_path / "cand", active_report=active_paths["json"], meta={"model": "cand-2"})
     diff = paths["diff"].read_text()
-    assert "Active: active-1; candidate: cand-2" in diff
+    assert "Reference: active-1; candidate: cand-2" in diff
     before, after = summarize(good)["objectives"]["toolcall"]["score"], summarize(bad)["objectives"]["toolcall"]["score"]
     assert f"| 0.0 | toolcall | {before:.3f} | {after:.3f} | {after - before:+.3f} |" in diff
     dropped = [(o, a["id"]) for o in good for b, a in zip(good[o], bad[o]) if a["points"] < b["points"]]
@@ -58,7 +59,8 @@ def test_diff_against_the_active_model(tmp_path):
     assert "exact → near_miss" in diff and "exact → raw_html" in diff
     report = load_report(paths["json"])
     assert sorted((r["objective"], r["id"]) for r in report["gate"]["regressions"]) == sorted(dropped)
-    assert "active t=0.0" in paths["md"].read_text()
+    md = paths["md"].read_text()
+    assert "| candidate t=0.0 | reference active-1 t=0.0 |" in md and "active t=" not in md
 
 
 def answer_key(objective, case):
@@ -113,3 +115,30 @@ def perfect_qa():
     rows = [{"id": q.id, "kind": q.kind, "answer": body, "fallback": None, "ms": 1,
              **score_answer(q, body, cites, {})} for q, body, cites in asked]
     return as_cases(rows)
+
+
+def test_the_header_says_what_the_gate_compared(tmp_path):
+    """The first lines: the candidate run and its GGUF (once), the reference (the active model's run),
+    the verdict, what is level with or below the reference and what is below target, each labelled."""
+    good, bad = run(True), run(False)
+    ref = write_report({0: good}, tmp_path / "ref", meta={"run_id": "run-a", "model": "model-q8_0.gguf"})
+    paths = write_report({0: bad}, tmp_path / "cand", active_report=ref["json"],
+                         meta={"run_id": "run-b", "model": "model-f16.gguf", "gguf": "model-f16.gguf",
+                               "reference": "run-a", "seed": 0})
+    lines = paths["md"].read_text().splitlines()
+    assert lines[0] == "# Evaluation report — run run-b"
+    assert lines[2] == "- **Candidate**: run `run-b`, served GGUF `model-f16.gguf`"
+    assert lines[3] == "- **Reference**: run `run-a`, the active model"
+    assert lines[4] == "- **Gate: FAILED**:" and lines[5].startswith("  - t=0.0: ")
+    text = "\n".join(lines)
+    assert "- **Below the reference, beyond the 0.05 tolerance**: t=0.0 toolcall " in text
+    assert "- **Below target** (not blocking while there is a reference): t=0.0: toolcall" in text
+    assert text.count("model-f16.gguf") == 1 and "**model**" not in text and "- seed: 0" in text
+    assert "| objective | candidate t=0.0 | reference run-a t=0.0 |" in text
+
+    # re-rendered without the reference report, the reference column comes from what the gate recorded
+    from truffle_assets.evals.report import _render_md
+
+    again = _render_md(load_report(paths["json"]), None)
+    assert "| objective | candidate t=0.0 | reference run-a t=0.0 |" in again
+    assert "- **Reference**: run `run-a`, the active model" in again
