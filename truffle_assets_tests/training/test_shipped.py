@@ -110,6 +110,9 @@ def test_install_rebuilds_the_evaluated_gguf_and_promotes_it(tiny_run, tmp_path)
     assert active.gguf_sha256 == sha256_file(tiny_run["gguf"]) and not active.forced
     assert "shipped with the repository" in registry.history()[-1].why
     run = rebuilt.parent.parent
+    # the installed card names the registry's rollback target (none: nothing was active before), not the
+    # one of the registry it was shipped from
+    assert registry.rollback_target() is None and "- Rollback target: none" in (run / "model_card.md").read_text()
     assert (run / "Modelfile").read_text().startswith("FROM ./gguf/model-q8_0.gguf")
     assert not (run / "merged").exists() and not (run / "quants").exists()  # the big intermediates go
     # the adapter stays beside it: a `--dpo-from` stage or a blend on the installed model starts from it
