@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from truffle_assets import paths
-from truffle_assets.files import atomic_write, sha256_file
+from truffle_assets.files import atomic_write, json_text, sha256_file
 
 KEY_ENV = "TRUFFLE_AUDIT_KEY"
 GENESIS = "0" * 64
@@ -324,7 +324,7 @@ class Registry:
         seq += 1
         active = None
         if model is not None:
-            active = json.dumps(asdict(model) | {"audit_seq": seq}, indent=2).encode() + b"\n"
+            active = json_text(asdict(model) | {"audit_seq": seq}).encode()
             data = data | {"active_sha256": hashlib.sha256(active).hexdigest()}
         line = {"seq": seq, "ts": _now(), "event": event, "data": data, "prev": prev, "v": FORMAT}
         line["mac"] = self._mac(canonical(line))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import materialize_locally
+from truffle_assets.files import json_default
 
 
 def train_run_config(args: argparse.Namespace) -> dict:
@@ -222,7 +223,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"registry": str(root), "served": served, "active": asdict(active) if active else None,
                           "rollback_target": asdict(target) if target else None,
-                          "history": [asdict(h) for h in history]}, indent=2, ensure_ascii=False, default=str))
+                          "history": [asdict(h) for h in history]}, indent=2, ensure_ascii=False, default=json_default))
         return 0
     if active is None:
         print(f"active: none (nothing promoted in {root})")

@@ -134,6 +134,7 @@ def _refuses_tampered_registry(main: Callable[..., int]) -> Callable[..., int]:
 
 @_refuses_tampered_registry
 def ask_main(args: argparse.Namespace) -> int:
+    from truffle_assets.files import json_default
     from truffle_assets.runtime.service import open_service
 
     cfg = config_from_args(args)
@@ -147,7 +148,7 @@ def ask_main(args: argparse.Namespace) -> int:
                           "model_description": served.get("description"),
                           "latency_ms": turn.latency_ms, "sources": turn.sources, "kept": turn.kept,
                           "trace": turn.trace},
-                         indent=2, ensure_ascii=False, default=str))
+                         indent=2, ensure_ascii=False, default=json_default))
     else:
         _print_turn(turn)
         print(answered_by(turn, served))

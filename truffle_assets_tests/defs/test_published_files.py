@@ -76,3 +76,19 @@ def test_the_runtime_reads_an_older_facts_json_as_fact_id_with_iso_timestamps(tm
     prof = read_profile(tmp_path)
     assert prof["facts"]["home"] == [{"fact_id": "f1", "text": "x"}]
     assert prof["previously"] == [{"fact_id": "f0", "text": "y"}]
+
+
+def test_a_facts_json_in_the_older_layout_is_rebuilt_by_the_next_ingest(world, tmp_path):
+    from truffle_assets.defs.ingest.runner import profile_behind
+    from truffle_assets_tests.defs.conftest import clone_store
+
+    root = clone_store(world, tmp_path / "root")
+    pub = root / "published"
+    pub.mkdir()
+    blob = json.loads((world.published / "facts.json").read_text())
+    (pub / "facts.json").write_text(json.dumps(blob))
+    assert not profile_behind(root / "memory.duckdb", pub)
+    old = {k: v for k, v in blob.items() if k != "format"}
+    old["facts"] = [{"id": f["fact_id"], **f} for f in blob["facts"]]
+    (pub / "facts.json").write_text(json.dumps(old))
+    assert profile_behind(root / "memory.duckdb", pub)

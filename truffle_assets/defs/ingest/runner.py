@@ -29,6 +29,7 @@ from truffle_assets.defs.run_log import failures, listening, materialize
 from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
 from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
 from truffle_assets.defs.memory.assets import facts
+from truffle_assets.memory.profile import FACTS_FORMAT
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
@@ -207,12 +208,14 @@ def interrupted(result: dg.ExecuteInProcessResult) -> bool:
 
 def profile_behind(db_path: Path, published_dir: Path) -> bool:
     """Whether the published profile was built from other facts than the store holds: a crash
-    after the last chat's run and before `profile` leaves nothing planned, and this catches it."""
+    after the last chat's run and before `profile` leaves nothing planned, and this catches it.
+    A facts.json in an older layout (`FACTS_FORMAT`) is behind too."""
     if not Path(db_path).exists():
         return False
     try:
-        built = json.loads((published_dir / "facts.json").read_text()).get("inputs")
-    except (OSError, ValueError):
+        blob = json.loads((published_dir / "facts.json").read_text())
+        built = blob.get("inputs") if blob.get("format") == FACTS_FORMAT else None
+    except (OSError, ValueError, AttributeError):
         built = None
     with store.connect(db_path) as con:  # read-write: a crashed writer's WAL is replayed first
         return built != stage_days.stage_digest(con, "facts")
