@@ -16,6 +16,7 @@ import dagster as dg
 from truffle_assets.defs.feedback.assets import feedback, transcripts
 from truffle_assets.defs.metadata import png_md
 from truffle_assets.defs.resources import ModelsResource
+from truffle_assets.files import json_text
 from truffle_assets.training import datasets as ds
 from truffle_assets.training.pack import PACK_VERSION, generate_pack
 from truffle_assets.training.params import LoraParams
@@ -183,7 +184,7 @@ def lora_adapter(context: dg.AssetExecutionContext, config: LoraConfig, models: 
     result = train(base, sft_dir, run_dir, config, dpo_dir=dpo_dir if config.dpo else None,
                    backend=backend, resume=config.resume or bool(config.sft_from), progress=progress,
                    init_adapter=init_adapter)
-    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
+    (run_dir / "base.json").write_text(json_text(run_meta), encoding="utf-8")
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{result.adapter_dir}",
         "run_dir": dg.MetadataValue.path(str(run_dir)),
@@ -237,10 +238,10 @@ def _blended(context: dg.AssetExecutionContext, blend: list[tuple[str, Path, flo
     # each part's training as its own files say, kept with the blend (its card; a shipped copy)
     run_meta["blend"] = [{"run": r, "weight": w, "training": training_record(adapter.parent)}
                          for r, adapter, w in blend]
-    (run_dir / "base.json").write_text(json.dumps(run_meta, indent=2))
-    (run_dir / "train_result.json").write_text(json.dumps(
-        {"adapter_dir": str(out), "backend": "blend", "steps": 0, "losses": [], "dpo_losses": [], "wall_s": wall},
-        indent=2))
+    (run_dir / "base.json").write_text(json_text(run_meta), encoding="utf-8")
+    (run_dir / "train_result.json").write_text(json_text(
+        {"adapter_dir": str(out), "backend": "blend", "steps": 0, "losses": [], "dpo_losses": [], "wall_s": wall}),
+        encoding="utf-8")
     context.log.info("blended " + ", ".join(f"{r} × {w:g}" for r, _, w in blend))
     return dg.MaterializeResult(metadata={
         "dagster/uri": f"file://{out}", "run_dir": dg.MetadataValue.path(str(run_dir)), "backend": "blend",
