@@ -105,7 +105,7 @@ def report(out: dict, verbose: bool = False) -> list[str]:
                          f"{min(t['messages'], len(sel['messages']))})")
     if sel["facts"]:
         lines.append("Fact:" if out["kind"] == "fact" else "Facts learned only from these messages:")
-        lines += [f"  {f['text']}  (fact {f['id']})" for f in sel["facts"][:SHOWN]]
+        lines += [f"  {f['text']}  (fact {f['fact_id']})" for f in sel["facts"][:SHOWN]]
         if t["facts"] > SHOWN:
             lines.append(f"  … and {plural(t['facts'] - SHOWN, 'more fact')}")
     removed = out["removed"]

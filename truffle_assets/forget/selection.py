@@ -32,7 +32,7 @@ def _iso(v: date | datetime | str | None) -> str | None:
 
 def selection(r: Reach, names: Mapping[str, str], listed: int = LISTED) -> dict:
     """{"totals": {chats, days, messages, facts}, "chats": [{id, name, messages, days: [ISO dates]}],
-    "messages": [{id, chat_id, ts, author, text}] (oldest first), "facts": [{id, text}]}."""
+    "messages": [{id, chat_id, ts, author, text}] (oldest first), "facts": [{fact_id, text}]}."""
     per_chat: dict[str, dict] = {}
     for m in r.messages:
         c = per_chat.setdefault(m["chat_id"], {"messages": 0, "days": set()})
@@ -46,5 +46,5 @@ def selection(r: Reach, names: Mapping[str, str], listed: int = LISTED) -> dict:
         "chats": chats,
         "messages": [{"id": m["id"], "chat_id": m["chat_id"], "ts": _iso(m["ts"]), "author": m["author"],
                       "text": first_words(m["text"])} for m in r.messages[:listed]],
-        "facts": [{"id": f["id"], "text": first_words(f["text"], 120)} for f in r.facts[:listed]],
+        "facts": [{"fact_id": f["id"], "text": first_words(f["text"], 120)} for f in r.facts[:listed]],
     }
