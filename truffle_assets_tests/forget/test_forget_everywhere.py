@@ -214,6 +214,7 @@ def test_forgetting_a_fact(forgotten):
     birthday = next(f for f in facts if "birthday" in (f["predicate"] + f["fact_text"]).lower())
     out = json.loads(_truffle(env, "forget", "--fact", birthday["fact_id"], "--json").stdout)
     assert out["removed"]["facts"] == 1
+    assert out["selection"]["facts"] == [{"fact_id": birthday["fact_id"], "text": birthday["fact_text"]}]
     after = json.loads((root / "published" / "facts.json").read_text())["facts"]
     assert birthday["fact_id"] not in {f["fact_id"] for f in after} and len(after) == len(facts) - 1
     assert birthday["fact_id"] not in (root / "published" / "profile.json").read_text()
