@@ -18,6 +18,7 @@ NOISY_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "to
                  "urllib3", "filelock", "datasets", "peft", "trl", "py.warnings", "llama.cpp")
 
 _llama_callback = None  # the ctypes callback must outlive the call that installs it
+_handler: logging.Handler | None = None  # the one the noisy loggers share; closed when replaced
 
 
 def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
@@ -39,9 +40,10 @@ def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
-    handler: logging.Handler = logging.NullHandler()
-    if log_file is not None:
-        handler = log_file_handler(log_file)
+    global _handler
+    if _handler is not None:
+        _handler.close()
+    handler = _handler = log_file_handler(log_file) if log_file is not None else logging.NullHandler()
     logging.captureWarnings(True)  # warnings.warn(...) becomes a record of the "py.warnings" logger
     for name in NOISY_LOGGERS:
         lg = logging.getLogger(name)
@@ -54,7 +56,7 @@ def log_file_handler(log_file: Path) -> logging.Handler:
     """A handler appending plain timestamped lines to `log_file` (its folder made if missing)."""
     log_file = Path(log_file)
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler = logging.FileHandler(log_file, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
     return handler
 

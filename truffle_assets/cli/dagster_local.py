@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from truffle_assets import paths
@@ -19,6 +21,20 @@ def local_dagster_home() -> Path:
     return home
 
 
+@contextmanager
+def quiet_runs(data_dir: Path, verbose: bool = False) -> Iterator[Path]:
+    """In-process Dagster runs started inside print nothing: their events, and library noise, go to
+    the data root's log file (yielded), and to the console too with `verbose`."""
+    from truffle_assets.cli.progress import log_file_for
+    from truffle_assets.defs.run_log import run_console
+    from truffle_assets.quiet import quiet_console
+
+    log_file = log_file_for(data_dir)
+    quiet_console(verbose, log_file)
+    with run_console(log_file, verbose):
+        yield log_file
+
+
 def materialize_locally(selection: list, run_config: dict, resources: dict | None = None, verbose: bool = False,
                         command: str = "run"):
     """Materialize `selection` on the local instance with the project's resources (`resources`
@@ -27,18 +43,15 @@ def materialize_locally(selection: list, run_config: dict, resources: dict | Non
     with `verbose`); a failed step named on stderr with the log file."""
     import dagster as dg
 
-    from truffle_assets.cli.progress import StepsView, log_file_for
-    from truffle_assets.defs.run_log import failures, listening, materialize, run_console
-    from truffle_assets.quiet import quiet_console
+    from truffle_assets.cli.progress import StepsView
+    from truffle_assets.defs.run_log import failures, listening, materialize
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    log_file = log_file_for(paths.data_root())
-    quiet_console(verbose, log_file)
-    from truffle_assets.definitions import defs
-
     local_dagster_home()
     view = StepsView(len(selection), live=False if verbose else None)
-    with run_console(log_file, verbose), listening(view), view:
+    with quiet_runs(paths.data_root(), verbose) as log_file, listening(view), view:
+        from truffle_assets.definitions import defs
+
         result = materialize(selection, dg.DagsterInstance.get(), defs.resources | (resources or {}),
                              run_config=run_config)
     if not result.success:

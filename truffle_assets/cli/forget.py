@@ -15,6 +15,7 @@ from truffle_assets.plurals import plural
 def cmd_forget(args: argparse.Namespace) -> int:
     """Take something back: removed from every store, kept out of every later ingest (tombstone)."""
     from truffle_assets.defs.forget.runner import NothingToForget, forget, tombstones, unforget
+    from truffle_assets.cli.dagster_local import quiet_runs
     from truffle_assets.ingest.tombstones import TombstoneError
 
     if args.list:
@@ -54,8 +55,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
         import dagster as dg
         instance = dg.DagsterInstance.get()
     try:
-        out = forget(kind, value, in_chat, exports_dir=Path(args.exports), db_path=Path(args.db),
-                     instance=instance, dry_run=args.dry_run)
+        with quiet_runs(Path(args.db).parent):  # Dagster's events to <data>/logs/truffle.log, not the console
+            out = forget(kind, value, in_chat, exports_dir=Path(args.exports), db_path=Path(args.db),
+                         instance=instance, dry_run=args.dry_run)
     except (TombstoneError, NothingToForget) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

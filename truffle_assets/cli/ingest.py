@@ -13,11 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from truffle_assets import paths
-from truffle_assets.cli.dagster_local import local_dagster_home
-from truffle_assets.cli.progress import IngestView, duration, log_file_for, plural
+from truffle_assets.cli.dagster_local import local_dagster_home, quiet_runs
+from truffle_assets.cli.progress import IngestView, duration, plural
 from truffle_assets.files import json_default
 from truffle_assets.paths import PROJECT_ROOT
-from truffle_assets.quiet import quiet_console
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -38,12 +37,9 @@ def _ingest(args: argparse.Namespace, **kw) -> dict:
     """`ingest_all` under a progress view, Dagster's events in the log file; then the summary (or the
     JSON report with `--json`) on stdout."""
     from truffle_assets.defs.ingest.runner import ingest_all
-    from truffle_assets.defs.run_log import run_console
 
-    log_file = log_file_for(Path(kw["db_path"]).parent)
-    quiet_console(args.verbose, log_file)
     view = IngestView(live=None if not args.verbose else False)
-    with run_console(log_file, args.verbose), view:
+    with quiet_runs(Path(kw["db_path"]).parent, args.verbose) as log_file, view:
         report = ingest_all(user_name=args.user, progress=view, **kw)
     report["log_file"] = str(log_file)
     if args.json:

@@ -91,6 +91,12 @@ def materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tag
         raise_on_error=False)
 
 
+def execute(job: dg.JobDefinition, run_config: dict | None = None, **kw) -> dg.ExecuteInProcessResult:
+    """`job.execute_in_process(...)` with `truffle_console` as the run's logger."""
+    return job.with_logger_defs({"console": truffle_console}).execute_in_process(
+        run_config={**(run_config or {}), "loggers": {"console": {}}}, **kw)
+
+
 def failures(result: dg.ExecuteInProcessResult) -> list[str]:
     """One line per failed step: its name and the error's first line."""
     out = []

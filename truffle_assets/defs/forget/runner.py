@@ -25,6 +25,7 @@ import dagster as dg
 
 from truffle_assets.defs.forget.jobs import FORGET_TAG, forget_memory
 from truffle_assets.defs.recovery import owner_tags
+from truffle_assets.defs.run_log import execute
 from truffle_assets.defs.ingest.runner import ingest_all
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, ModelsResource, PublishedResource, env_var_if_set,
@@ -85,8 +86,8 @@ def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path,
                         refacts=refacts, tags=tags)
     if report["failed"]:
         raise RuntimeError(f"forget {t.describe()}: a rebuild run failed ({report}); re-run the same forget")
-    result = forget_memory.execute_in_process(
-        run_config={"ops": {"finish_forget": {"config": {
+    result = execute(  # Dagster's events where the caller's run_console sends them
+        forget_memory, run_config={"ops": {"finish_forget": {"config": {
             "tombstone_id": tid, "message_ids": sorted(r.message_ids), "fact_ids": sorted(r.fact_ids),
             "removed": removed}}}},
         instance=instance, tags={**tags, **owner_tags()}, raise_on_error=False,
