@@ -71,8 +71,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 SHOWN = 20  # messages and facts listed in the plain report (--json lists up to selection.LISTED)
 # what was built from the messages, in a person's words; the other stores' counts stay under --json/--verbose
 BUILT_FROM = (("episodes", "conversation episode"), ("summaries", "summary"),
-              ("facts_losing_evidence", "fact that keeps other evidence but loses this", "facts that keep other "
-               "evidence but lose this"), ("runtime_turns", "chat turn that quoted them"),
+              ("runtime_turns", "chat turn that quoted them"),
               ("retrieval_logs", "logged search that found them", "logged searches that found them"),
               ("dataset_sft", "training example"), ("dataset_dpo", "preference pair"))
 
