@@ -214,8 +214,9 @@ def test_an_explicit_gguf_or_an_endpoint_is_never_switched(tmp_path, registry, g
     with open_service(config(tmp_path, base_url="http://127.0.0.1:9/v1", model="remote"),
                       follow_registry=True) as svc:
         assert svc.served is None and not svc.endpoint.embedded
-        assert svc.model_status() == {"name": "remote", "source": "endpoint", "file": None,
-                                      "follows_registry": False, "error": None}
+        assert svc.model_status() == {"name": "remote", "id": "remote", "source": "endpoint", "file": None,
+                                      "base_url": "127.0.0.1:9/v1", "follows_registry": False, "error": None,
+                                      "description": "remote (OpenAI-compatible endpoint at 127.0.0.1:9/v1)"}
 
 
 

@@ -102,7 +102,8 @@ def test_embedded_llama_lives_and_dies_with_the_server(tmp_path):
         assert _get(f"{llama_url}/models")[0] == 200  # the embedded llama.cpp server is up
         assert _get(f"{base}/v1/models")[0] == 401  # the token came from $TRUFFLE_API_TOKEN
         status, models = _get(f"{base}/v1/models", token)
-        assert status == 200 and models["data"][0]["truffle"]["backend"] == "local"
+        assert status == 200 and models["data"][0]["id"] == gguf.stem  # --gguf: served under the file's name
+        assert models["data"][0]["description"] == f"{gguf.stem} (GGUF given with --gguf)"
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) in (0, 128 + signal.SIGTERM), log.read_text()[-3000:]
