@@ -68,7 +68,7 @@ def _quiet_llama_cpp() -> None:
     global _llama_callback
     try:
         import llama_cpp
-    except ImportError:
+    except Exception:  # not installed, or its library does not load: nothing of it will print
         return
     log = logging.getLogger("llama.cpp")
 

@@ -11,7 +11,10 @@ import sys
 import warnings
 from pathlib import Path
 
+from truffle_assets import paths
 from truffle_assets.cli import exports, forget, ingest, models, recall
+from truffle_assets.cli.progress import log_file_for
+from truffle_assets.quiet import quiet_console
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Dagster's beta/preview notices speak to the pipeline's authors, not to the person at the prompt
     warnings.filterwarnings("ignore", message=r".* is currently in (beta|preview)")
+    # model-loading bars, library warnings, llama.cpp's log lines: to the log file unless --verbose
+    quiet_console(getattr(args, "verbose", False) is True, log_file_for(paths.data_root()))
     # SIGTERM (a service manager, `kill`) stops a command the way Ctrl-C does: cleanup runs
     signal.signal(signal.SIGTERM, _interrupt)
     try:
