@@ -165,8 +165,9 @@ EMBEDDED_SAMPLING = {"frequency_penalty": 0.3, "presence_penalty": None, "repeat
 def open_service(config: RuntimeConfig | None = None, *, endpoint: Endpoint | None = None, n_ctx: int = 16_384,
                  follow_registry: bool = False, **server_kwargs) -> Iterator[ChatService]:
     """A ChatService on a live endpoint: the configured/env one, or an embedded llama.cpp server on
-    `endpoint.gguf`, else the registry's active model, else the Qwen2.5-Coder-0.5B GGUF (stopped on
-    exit). With an embedded server the budget cap is clamped to its context (`n_ctx`).
+    `endpoint.gguf`, else the registry's active model, else the shared shipped fine-tune or the
+    Qwen2.5-Coder-0.5B GGUF (`llm.gguf.served`; stopped on exit). With an embedded server the budget
+    cap is clamped to its context (`n_ctx`).
 
     `follow_registry`: an embedded server that serves the registry's choice (no explicit GGUF) moves
     to the model a later promotion or rollback makes active (`served_model.ServedModel`). `truffle

@@ -7,7 +7,9 @@ sha256. `install` redoes what the training chain did (merge with the run's servi
 llama.cpp convert with its pre-tokenizer, quantize to the selected type) and promotes the result
 only when its sha256 is the recorded one: another torch, transformers or llama.cpp, another base, or
 an edited adapter gives a different model than the one that passed the gate, and that one is not
-served. A model already active in the registry is the user's choice and is left alone.
+served. A model already active in the registry is the user's choice and is left alone. The rebuilt
+run goes to the shared models folder (`paths.shared_models_dir()`), and every data root without a
+promoted model serves it from there (`llm.gguf.served`), with no copy per root.
 
 A blend (`truffle train --blend`) has no trained adapter of its own, and its concatenated one is as
 large as its parts together. It ships as those parts under `parts/<run_id>/`, and `install` blends
