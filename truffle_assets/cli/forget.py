@@ -141,8 +141,10 @@ def add_commands(sub) -> None:
     fg.add_argument("--json", action="store_true",
                     help="the whole result as JSON: the selection and the count removed from each store")
     fg.add_argument("--verbose", action="store_true", help="also print the count removed from each store")
-    fg.add_argument("--exports", default=str(paths.exports_dir()))
-    fg.add_argument("--db", default=str(paths.store_path()))
+    fg.add_argument("--exports", default=str(paths.exports_dir()),
+                    help="the exports folder the rebuild reads (default: %(default)s)")
+    fg.add_argument("--db", default=str(paths.store_path()),
+                    help="the memory's DuckDB store; its data root holds the rest (default: %(default)s)")
     fg.add_argument("--instance", choices=["local", "ephemeral"], default=None,
                     help="record the runs in $DAGSTER_HOME (local, default when set) or in memory")
     fg.set_defaults(func=cmd_forget)
