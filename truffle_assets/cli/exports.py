@@ -72,9 +72,11 @@ def add_commands(sub) -> None:
     sp.set_defaults(func=cmd_parse)
 
     ss = sub.add_parser("synth", help="write a synthetic export set with ground_truth.json")
-    ss.add_argument("--out", required=True)
-    ss.add_argument("--chats", type=int, default=10)
-    ss.add_argument("--tokens", type=int, default=5_000_000)
-    ss.add_argument("--seed", type=int, default=7)
+    ss.add_argument("--out", required=True, metavar="DIR", help="the folder to write the exports into")
+    ss.add_argument("--chats", type=int, default=10, help="how many chats to write (default: %(default)s)")
+    ss.add_argument("--tokens", type=int, default=5_000_000,
+                    help="about how many tokens (characters / 4) in all, shared out over the chats (default: %(default)s)")
+    ss.add_argument("--seed", type=int, default=7,
+                    help="random seed: the same seed writes the same exports (default: %(default)s)")
     ss.set_defaults(func=cmd_synth)
 
