@@ -25,6 +25,7 @@ SHARED_MODELS_ENV = "TRUFFLE_SHARED_MODELS"
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the checkout: prompts, dagster.yaml, workspace.yaml
 PROMPTS_DIR = PROJECT_ROOT / "prompts"
+SHIPPED_DIR = PROJECT_ROOT / "models" / "shipped"  # adapters committed with the code, in the checkout: git tracks it
 
 
 def _home() -> Path | None:

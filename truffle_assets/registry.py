@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from truffle_assets import paths
+from truffle_assets.card_rollback import refresh_rollback
 from truffle_assets.files import atomic_write, json_text, sha256_file
 
 KEY_ENV = "TRUFFLE_AUDIT_KEY"
@@ -307,8 +308,6 @@ class Registry:
         """Rewrite the rollback section of the new and the replaced model's cards from this registry,
         so a card never names another rollback target than `truffle models` (a card is a report: one
         that cannot be written does not undo the switch)."""
-        from truffle_assets.training.card import refresh_rollback
-
         for m in (model, previous):
             if m is not None:
                 try:

@@ -17,12 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from truffle_assets.card_rollback import CARD, rollback_lines
 from truffle_assets.files import sha256_file
 
 # Energy is estimated, not metered: wall time × busy cores × an assumed per-core draw.
 WATTS_PER_CORE = 15.0
-ROLLBACK_HEADING = "## Rollback"
-CARD = "model_card.md"
 # hyperparameters that say how a run trained (the rest are plumbing: resume, backend choice, …)
 _PARAMS = ("rank", "alpha", "dropout", "learning_rate", "max_steps", "epochs", "seq_len", "batch_size",
            "grad_accum", "target_modules", "seed", "dpo_max_steps", "dpo_beta", "dpo_learning_rate", "dpo_kinds",
@@ -185,9 +184,9 @@ def _shown(path: Path) -> str:
 
 
 def _shipped_roots() -> list[Path]:
-    from truffle_assets.training.shipped import SHIPPED_DIR
+    from truffle_assets.paths import SHIPPED_DIR
 
-    return [Path(SHIPPED_DIR)]
+    return [SHIPPED_DIR]
 
 
 def _blend_lines(base: Mapping[str, Any], train: Mapping[str, Any], run: Path) -> list[str]:
@@ -245,37 +244,6 @@ def _eval_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _seconds(at: str) -> str:
-    try:
-        return datetime.fromisoformat(at).isoformat(timespec="seconds")
-    except (TypeError, ValueError):
-        return str(at)
-
-
-def rollback_lines(run_id: str, registry: Any | None) -> list[str]:
-    """The rollback section, from the registry: the target `truffle rollback` restores when this run is
-    active, or what promoting it would make the target when it is not."""
-    lines = [ROLLBACK_HEADING]
-    if registry is None:
-        return lines + ["- `truffle models` names the rollback target: the model `truffle rollback` restores.", ""]
-    active = registry.active()
-    where = f"the registry at `{registry.root}`"
-    if active is not None and active.run_id == run_id:
-        target = registry.rollback_target()
-        lines.append(f"- Active model of {where} since {_seconds(active.promoted_at)}.")
-        lines.append(f"- Rollback target: {target.run_id} (`truffle rollback` restores it; `truffle models` shows "
-                     "the same)" if target else
-                     "- Rollback target: none (no earlier model in this registry's history; `truffle rollback` "
-                     "has nothing to restore)")
-    elif active is not None:
-        lines.append(f"- Not the active model when this card was written: {where} served {active.run_id}; "
-                     f"promoting this run then would make {active.run_id} the rollback target.")
-    else:
-        lines.append(f"- Not the active model when this card was written: {where} served none; promoting this "
-                     "run then would leave no rollback target.")
-    return lines + ["- `truffle audit verify` checks the registry's log.", ""]
-
-
 def write_model_card(run_dir: str | Path, registry: Any | None = None) -> Path:
     """Write `run_dir/model_card.md`; `registry` (a `registry.Registry`) decides the rollback section."""
     run = Path(run_dir)
@@ -301,16 +269,3 @@ def write_model_card(run_dir: str | Path, registry: Any | None = None) -> Path:
     path = run / CARD
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
-
-
-def refresh_rollback(run_dir: str | Path, registry: Any) -> bool:
-    """Rewrite the rollback section of an existing card from the registry; False when there is no card."""
-    path = Path(run_dir) / CARD
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return False
-    head, found, _ = text.partition(ROLLBACK_HEADING)
-    body = (head if found else text.rstrip("\n") + "\n\n")
-    path.write_text(body + "\n".join(rollback_lines(Path(run_dir).name, registry)), encoding="utf-8")
-    return True

@@ -36,7 +36,7 @@ from truffle_assets import paths
 from truffle_assets.files import sha256_file, write_json_atomic
 from truffle_assets.registry import Registry, read_gate
 
-SHIPPED_DIR = paths.PROJECT_ROOT / "models" / "shipped"  # in the checkout, not $TRUFFLE_HOME: git tracks it
+SHIPPED_DIR = paths.SHIPPED_DIR
 MANIFEST = "ship.json"
 TEMPLATE = "serving_template.jinja"  # the chat template the evaluated GGUF was converted with
 REPORTS = ("eval/report.json", "eval/report.md", "model_card.md")
