@@ -165,7 +165,7 @@ def _part_record(part: Mapping[str, Any], run: Path, search: Iterable[Path]) -> 
     """(training record, where it came from) of one blend part: what the blend recorded, else the
     part's own run folder (beside this run, or a shipped copy), else nothing."""
     if isinstance(part.get("training"), dict):
-        return part["training"], "recorded when the blend was made"
+        return part["training"], part.get("source", "recorded when the blend was made")
     for root in (run.parent, *search):
         folder = Path(root) / str(part.get("run"))
         if (folder / "base.json").is_file():
