@@ -14,11 +14,14 @@ TRUFFLE = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "truffle")
 pytestmark = pytest.mark.subprocess
 
 
+def truffle(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "TRUFFLE_CRASH_AT")}
+    return subprocess.run([TRUFFLE, *args], capture_output=True, text=True, timeout=300,
+                          env={**env, "HF_HUB_OFFLINE": "1", "TRUFFLE_HOME": str(workdir)})
+
+
 def ingest(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("TRUFFLE_HOME", "DAGSTER_HOME", "TRUFFLE_CRASH_AT")}
-    return subprocess.run([TRUFFLE, "ingest", "--exports", str(workdir / "exports"), "--db", str(workdir / "memory.duckdb"),
-                           "--instance", "ephemeral", *args], capture_output=True, text=True, timeout=300,
-                          env={**env, "HF_HUB_OFFLINE": "1"})
+    return truffle(workdir, "ingest", "--instance", "ephemeral", *args)
 
 
 def test_a_first_ingest_prints_a_few_lines_and_logs_the_events(workdir, alice_export, bob_export):
@@ -41,6 +44,13 @@ def test_a_first_ingest_prints_a_few_lines_and_logs_the_events(workdir, alice_ex
     # nothing changed: the second ingest says so in one line, and the log grows
     again = ingest(workdir)
     assert again.returncode == 0 and again.stdout.startswith("Nothing new to ingest; 2 up to date in ")
+    # recall loads the embedder, forget runs Dagster: neither prints a loading bar or an event line
+    recall = truffle(workdir, "recall", "bus broke down")
+    assert recall.returncode == 0 and "Loading weights" not in recall.stderr and "bus broke down" in recall.stdout
+    forget = truffle(workdir, "forget", "--chat", "bob", "--instance", "ephemeral")
+    assert forget.returncode == 0, forget.stderr[-2000:]
+    assert " - dagster - " not in forget.stdout + forget.stderr and "STEP_START" not in forget.stderr
+    assert 'Started execution of run for "forget_memory"' in log.read_text()
 
 
 def test_json_is_the_report_alone_and_verbose_shows_dagster_events(workdir, alice_export, bob_export):

@@ -13,8 +13,6 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
 def log_file_for(data_dir: Path) -> Path:
@@ -43,11 +41,16 @@ class View:
         self.started = time.monotonic()
         self.total = self.done = 0
         self.stage = ""
-        self._bar: Progress | None = None
+        self._bar = None  # a rich Progress while live
         self._task = None
 
     def __enter__(self) -> View:
         if self.live:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+            )
+
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn(self.unit), TimeElapsedColumn(), TextColumn("left"),
                                  TimeRemainingColumn(), console=Console(file=self.stream), transient=True)
@@ -140,7 +143,7 @@ class IngestView(View):
 
     def _where(self, step: str | None = None) -> str:
         done = f"chats {self.chats_done}/{len(self.chats)}" if self.chats else ""
-        return " · ".join(x for x in (done, self.current, step) if x)
+        return " · ".join(x for x in (done, self.current, step if step != self.current else None) if x)
 
 
 class StepsView(View):
