@@ -28,6 +28,7 @@ def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
         return
     # read by huggingface_hub and transformers when they load (and re-read below if they already have)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # "Tokenizing train dataset" and the like
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -36,6 +37,10 @@ def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
 
         tf_logging.set_verbosity_error()
         tf_logging.disable_progress_bar()
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
     if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
 

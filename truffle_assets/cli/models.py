@@ -35,7 +35,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = materialize_locally(TRAINING_CHAIN, train_run_config(args), verbose=args.verbose, command="train")
     for ev in result.get_asset_check_evaluations():
         print(f"check {ev.asset_check_key.name}: {'passed' if ev.passed else 'FAILED'}")
-    print(f"run {result.run_id}: {'success' if result.success else 'failed'}")
+    print(f"run {result.run_id}: {'success' if result.success else 'failed'}; its events: {_log_file()}")
     return 0 if result.success else 1
 
 
@@ -73,8 +73,15 @@ def _evaluate(args: argparse.Namespace, run_dir: Path) -> int:
                                  verbose=args.verbose, command="eval")
     gate = read_gate(run_dir)
     print(f"run {result.run_id}: {'success' if result.success else 'failed'}; {run_dir.name} gate: "
-          f"{'passed' if gate else 'FAILED' if gate is False else 'not evaluated'} ({run_dir / 'eval' / 'report.md'})")
+          f"{'passed' if gate else 'FAILED' if gate is False else 'not evaluated'} ({run_dir / 'eval' / 'report.md'}); "
+          f"its events: {_log_file()}")
     return 0 if result.success else 1
+
+
+def _log_file() -> Path:
+    from truffle_assets.cli.progress import log_file_for
+
+    return log_file_for(paths.data_root())
 
 
 def _registry(args: argparse.Namespace):

@@ -97,6 +97,16 @@ def execute(job: dg.JobDefinition, run_config: dict | None = None, **kw) -> dg.E
         run_config={**(run_config or {}), "loggers": {"console": {}}}, **kw)
 
 
+def _first_paragraph(message: str, limit: int = 240) -> str:
+    """An error's text up to its first blank line, on one line, its class without the module path."""
+    head = (message or "failed").strip().split("\n\n")[0]
+    text = " ".join(line.strip() for line in head.splitlines() if line.strip())
+    cls, sep, rest = text.partition(": ")
+    if sep and "." in cls and " " not in cls:  # dagster._core.errors.DagsterAssetCheckFailedError -> its name
+        text = f"{cls.rsplit('.', 1)[1]}: {rest}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def failures(result: dg.ExecuteInProcessResult) -> list[str]:
     """One line per failed step: its name and the error's first line."""
     out = []
@@ -104,8 +114,7 @@ def failures(result: dg.ExecuteInProcessResult) -> list[str]:
         err = ev.step_failure_data.error
         while err is not None and err.cause is not None and err.cls_name.startswith("Dagster"):
             err = err.cause  # Dagster's wrapper around the asset's own exception
-        msg = (err.message or err.cls_name or "failed").strip().splitlines() if err else ["failed"]
-        out.append(f"{ev.step_key}: {msg[0] if msg else 'failed'}")
+        out.append(f"{ev.step_key}: {_first_paragraph(err.message or err.cls_name if err else '')}")
     if not out and not result.success:
         out.append("the run failed before any step ran")
     return out

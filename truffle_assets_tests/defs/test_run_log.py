@@ -46,4 +46,4 @@ def test_verbose_prints_the_events_and_a_failure_is_named(tmp_path, capfd):
         result = materialize([first, broken], dg.DagsterInstance.ephemeral(), {})
     assert not result.success
     assert 'Started execution of step "broken"' in capfd.readouterr().err
-    assert failures(result) == ["broken: ValueError: the disk is full"]
+    assert failures(result) == ["broken: ValueError: the disk is full and more detail"]
