@@ -85,7 +85,8 @@ def exit_status(report: dict, command: str = "ingest") -> int:
                   for r in e["runs"] if not r["success"] for err in r.get("errors") or ["failed"]]
         failed += [f"{what}: {err}" for what in ("facts", "profile") if not report.get(what, {"success": True})["success"]
                    for err in report[what].get("errors") or ["failed"]]
-        print(f"truffle {command}: {report['status'].upper()}" + "".join(f"\n  unreadable: {b}" for b in bad)
+        status = "FAILED" if report["status"] == "failed" else report["status"]
+        print(f"truffle {command}: {status}" + "".join(f"\n  unreadable: {b}" for b in bad)
               + "".join(f"\n  failed: {f}" for f in failed)
               + (f"\n  every event of the failed runs: {report['log_file']}"
                  if failed and report.get("log_file") else ""), file=sys.stderr)
