@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 
 from truffle_assets import paths
-from truffle_assets.cli import exports, forget, ingest, models, recall
+from truffle_assets.cli import exports, forget, help_format, ingest, models, recall
 from truffle_assets.cli.progress import log_file_for
 from truffle_assets.quiet import quiet_console
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_runtime_commands(sub)  # ask, chat, logging
     # serve: OpenAI-compatible API + web page, embedded llama.cpp when no endpoint; /api/forget runs the pipeline's
     add_serve_command(sub, forgetter=_pipeline_forgetter)
+    help_format.apply(p)
     return p
 
 

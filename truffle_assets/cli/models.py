@@ -278,7 +278,8 @@ def add_commands(sub) -> None:
                        help="weight of an SFT (NLL) term on the chosen answers beside the DPO loss (RPO; 0 = off)")
     train.add_argument("--dpo-seed", type=int, default=None,
                        help="the DPO pairs' shuffling seed (default: the run's seed); give a later --dpo-from stage its own")
-    train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
+    train.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4], metavar="T",
+                       help="sampling temperatures the eval suites run at")
     train.add_argument("--quants", nargs="+", default=["q8_0", "q4_k_m"], metavar="QUANT",
                        help="quantizations to try; the smallest that answers like f16 on held-out prompts is served")
     train.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
@@ -288,51 +289,52 @@ def add_commands(sub) -> None:
     ev.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
     ev.add_argument("--verbose", action="store_true",
                     help="show Dagster's event lines and library output on the console (always in <data>/logs/truffle.log)")
-    ev.add_argument("--runs", default=str(paths.models_dir() / "runs"))
-    ev.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4])
+    ev.add_argument("--runs", default=str(paths.models_dir() / "runs"), help="the folder of training runs")
+    ev.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.4], metavar="T",
+                    help="sampling temperatures the eval suites run at")
     ev.add_argument("--eval-limit", type=int, default=None, help="cases per suite (default: all)")
     ev.add_argument("--qa-limit", type=int, default=None, help="QA suite questions (default: all)")
     ev.add_argument("--no-qa", action="store_true", help="skip the QA suite (it asks through the runtime, at temperature 0)")
     registry = str(paths.registry_dir())
-    ev.add_argument("--registry", default=registry)
+    ev.add_argument("--registry", default=registry, help="the model registry: the active model, its history and the audit log")
     ev.set_defaults(func=cmd_eval)
     for name, func, help_ in (("promote", cmd_promote, "make a training run the active model (gate must pass)"),
                               ("rollback", cmd_rollback, "restore the previously active model"),
                               ("models", cmd_models, "the active model and the promotion history")):
         sr = sub.add_parser(name, help=help_)
-        sr.add_argument("--registry", default=registry)
+        sr.add_argument("--registry", default=registry, help="the model registry: the active model, its history and the audit log")
         sr.set_defaults(func=func)
     sub.choices["models"].add_argument("--json", action="store_true",
                                        help="one JSON document: active model, rollback target, history")
     promote = sub.choices["promote"]
     promote.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
-    promote.add_argument("--runs", default=str(paths.models_dir() / "runs"))
+    promote.add_argument("--runs", default=str(paths.models_dir() / "runs"), help="the folder of training runs")
     promote.add_argument("--force", action="store_true", help="promote although the gate failed (needs --reason)")
-    promote.add_argument("--reason", default="")
-    sub.choices["rollback"].add_argument("--reason", default="")
+    promote.add_argument("--reason", default="", help="why, kept in the audit log (needed with --force)")
+    sub.choices["rollback"].add_argument("--reason", default="", help="why, kept in the audit log")
     from truffle_assets.training.shipped import SHIPPED_DIR
 
     prn = sub.add_parser("prune-runs", help="delete the rebuildable model files (~5 GB each) of old runs nobody serves")
-    prn.add_argument("--runs", default=str(paths.models_dir() / "runs"))
-    prn.add_argument("--registry", default=registry)
+    prn.add_argument("--runs", default=str(paths.models_dir() / "runs"), help="the folder of training runs")
+    prn.add_argument("--registry", default=registry, help="the model registry: the active model, its history and the audit log")
     prn.add_argument("--keep", type=int, default=2, help="also keep the newest N runs whole")
-    prn.add_argument("--dry-run", action="store_true")
+    prn.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
     prn.set_defaults(func=cmd_prune_runs)
     shp = sub.add_parser("ship", help="copy a gate-passed run's adapter to models/shipped/ to commit with the repository")
     shp.add_argument("run", nargs="?", help="run id under --runs (default: the current candidate)")
-    shp.add_argument("--runs", default=str(paths.models_dir() / "runs"))
-    shp.add_argument("--to", default=str(SHIPPED_DIR))
+    shp.add_argument("--runs", default=str(paths.models_dir() / "runs"), help="the folder of training runs")
+    shp.add_argument("--to", default=str(SHIPPED_DIR), help="the repository folder shipped runs are committed in")
     shp.set_defaults(func=cmd_ship)
     ins = sub.add_parser("install-shipped", help="rebuild the shipped model, check its sha256, make it active if none is")
-    ins.add_argument("--from", dest="source", default=str(SHIPPED_DIR))
+    ins.add_argument("--from", dest="source", default=str(SHIPPED_DIR), help="the folder of shipped runs; the newest is installed")
     ins.add_argument("--runs", default=str(paths.shared_models_dir() / "runs"),
                      help="where the rebuilt run goes (default: the shared models folder every data root serves from)")
-    ins.add_argument("--registry", default=registry)
+    ins.add_argument("--registry", default=registry, help="the model registry: the active model, its history and the audit log")
     ins.add_argument("--base-dir", default=None, help="the base model folder (default: resolved from its name)")
     ins.add_argument("--force", action="store_true", help="replace the active model")
     ins.set_defaults(func=cmd_install_shipped)
     audit = sub.add_parser("audit", help="verify the promotion audit log, its anchors and the active model")
-    audit.add_argument("action", choices=["verify"])
-    audit.add_argument("--registry", default=registry)
+    audit.add_argument("action", choices=["verify"], help="verify: check the log's chain, its anchors and the active model")
+    audit.add_argument("--registry", default=registry, help="the model registry: the active model, its history and the audit log")
     audit.set_defaults(func=cmd_audit)
 

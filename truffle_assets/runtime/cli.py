@@ -35,12 +35,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--published", default=None, help=f"published memory dir (default {paths.published_dir()})")
     p.add_argument("--store", default=None, help=f"runtime store dir (default {paths.runtime_dir()})")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: env, else embedded)")
-    p.add_argument("--model", default=None)
-    p.add_argument("--api-key", default=None)
+    p.add_argument("--model", default=None,
+                   help="the model to ask the endpoint for (default: $TRUFFLE_LLM_MODEL, else the configured default)")
+    p.add_argument("--api-key", default=None,
+                   help="the endpoint's key (default: $TRUFFLE_LLM_API_KEY or $OPENROUTER_API_KEY; the variable is safer)")
     p.add_argument("--gguf", default=None, help="GGUF to serve locally when no endpoint is configured")
     p.add_argument("--max-recalls", type=int, default=None, help="1-3 (default 2)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per model call")
-    p.add_argument("--n-ctx", type=int, default=16_384, help="context of an embedded llama.cpp server")
+    p.add_argument("--n-ctx", type=int, default=16_384, help="context window, in tokens, of the embedded llama.cpp server")
     keep = p.add_mutually_exclusive_group()
     keep.add_argument("--log", action="store_true",
                       help="keep this session's transcripts (with their text) and ratings, whatever is saved")
@@ -49,7 +51,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def add_runtime_commands(subparsers) -> None:
     ask = subparsers.add_parser("ask", help="answer one question from the published memory")
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question, in quotes")
     ask.add_argument("--json", action="store_true", help="answer, citations, trace and tokens per section as JSON")
     _add_common(ask)
     ask.set_defaults(func=ask_main)

@@ -111,7 +111,7 @@ def add_serve_command(subparsers: argparse._SubParsersAction,
 
     sp = subparsers.add_parser("serve", help="serve the chat API (OpenAI-compatible) and the web page")
     sp.add_argument("--host", default="127.0.0.1", help="bind address (anything but loopback needs a token)")
-    sp.add_argument("--port", type=int, default=8800)
+    sp.add_argument("--port", type=int, default=8800, help="port of the chat page and the API")
     sp.add_argument("--token", default=None, help=f"bearer token every API call must carry (default ${TOKEN_ENV})")
     _add_common(sp)
     sp.set_defaults(func=cmd_serve, forgetter=forgetter)
