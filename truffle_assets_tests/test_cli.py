@@ -90,6 +90,8 @@ def test_synth_then_ingest_end_to_end(tmp_path):
     proc = run("synth", "--out", str(exports), "--chats", "2", "--tokens", "20000", "--seed", "3")
     assert proc.returncode == 0, proc.stderr[-2000:]
     truth = json.loads((exports / "ground_truth.json").read_text(encoding="utf-8"))
+    assert proc.stdout.startswith(f"wrote 2 exports to {exports}: ") and proc.stdout.count("\n") == 1
+    assert f"the {len(truth['facts'])} planted facts" in proc.stdout
     proc = run("ingest", "--exports", str(exports), "--db", str(db), "--instance", "ephemeral", "--messages-only", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from truffle_assets.files import json_default
+from truffle_assets.plurals import plural
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -58,7 +59,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from truffle_assets.synth import write_corpus
 
     summary = write_corpus(Path(args.out), chats=args.chats, tokens=args.tokens, seed=args.seed)
-    print(json.dumps(summary, indent=2, default=json_default))
+    if args.json:
+        print(json.dumps(summary, indent=2, default=json_default))
+        return 0
+    print(f"wrote {plural(summary['files'], 'export')} to {summary['out']}: {plural(summary['messages'], 'message')}, "
+          f"about {summary['approx_tokens']:,} tokens; ground_truth.json lists the {plural(summary['facts'], 'planted fact')}, "
+          f"{plural(summary['secrets'], 'secret')} and {plural(summary['decoys'], 'decoy')}")
     return 0
 
 
@@ -78,5 +84,6 @@ def add_commands(sub) -> None:
                     help="about how many tokens (characters / 4) in all, shared out over the chats (default: %(default)s)")
     ss.add_argument("--seed", type=int, default=7,
                     help="random seed: the same seed writes the same exports (default: %(default)s)")
+    ss.add_argument("--json", action="store_true", help="print the summary as JSON")
     ss.set_defaults(func=cmd_synth)
 
