@@ -80,3 +80,19 @@ def test_a_failed_run_is_loud_names_the_log_and_exits_1(workdir, alice_export, b
     again = ingest(workdir, "--json")
     assert again.returncode == 1 and "truffle ingest: FAILED" in again.stderr
     assert json.loads(again.stdout)["chats"]["bob"]["runs"][0]["errors"][0].startswith("memory_index: FileExistsError")
+
+
+def test_up_without_the_ui_prints_a_few_lines_and_json_on_request(tmp_path):
+    """`truffle up --no-ui` on a fresh data root: the sample set, the progress lines and the summary;
+    with --json the report alone on stdout and the human lines on stderr."""
+    env = {k: v for k, v in os.environ.items() if k != "TRUFFLE_CRASH_AT"}
+    env |= {"TRUFFLE_HOME": str(tmp_path), "DAGSTER_HOME": str(tmp_path / "dagster_home"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([TRUFFLE, "up", "--no-ui", "--json", "--sample-chats", "1", "--sample-tokens", "1500"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["status"] == "ok" and len(report["chats"]) == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 40 and "\x1b" not in proc.stderr, proc.stderr
+    assert lines[0] == f"{tmp_path / 'exports'} is empty: writing the sample export set into it"
+    assert "RUN_START" in (tmp_path / "logs" / "truffle.log").read_text()
