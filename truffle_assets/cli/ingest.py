@@ -170,8 +170,9 @@ def add_commands(sub) -> None:
     for name, func, help_ in (("ingest", cmd_ingest, "materialize messages and the memory build for every chat and day"),
                               ("up", cmd_up, "sample data if empty, ingest everything, start the Dagster UI")):
         si = sub.add_parser(name, help=help_)
-        si.add_argument("--exports", default=str(paths.exports_dir()))
-        si.add_argument("--db", default=str(paths.store_path()))
+        si.add_argument("--exports", default=str(paths.exports_dir()), metavar="DIR", help="the folder of WhatsApp exports")
+        si.add_argument("--db", default=str(paths.store_path()), metavar="FILE",
+                        help="the DuckDB store; the memory is built in the folder that holds it")
         si.add_argument("--user", default=None, help="the exporting user's name (default: auto-detect)")
         si.add_argument("--json", action="store_true", help="print the full report as JSON on stdout instead of the summary")
         si.add_argument("--verbose", action="store_true",
@@ -186,9 +187,9 @@ def add_commands(sub) -> None:
     ingest.add_argument("--instance", choices=["local", "ephemeral"], default=None,
                         help="record runs in $DAGSTER_HOME (local, default when set) or in memory")
     up = sub.choices["up"]
-    up.add_argument("--port", type=int, default=3000)
+    up.add_argument("--port", type=int, default=3000, help="port of the Dagster UI")
     up.add_argument("--no-ui", action="store_true", help="stop after ingesting")
     up.add_argument("--no-chat", action="store_true", help="do not start the chat server next to the UI")
-    up.add_argument("--chat-port", type=int, default=8800)
-    up.add_argument("--sample-chats", type=int, default=10)
-    up.add_argument("--sample-tokens", type=int, default=400_000)
+    up.add_argument("--chat-port", type=int, default=8800, help="port of the chat page and its OpenAI-compatible API")
+    up.add_argument("--sample-chats", type=int, default=10, help="chats in the sample set written into an empty exports folder")
+    up.add_argument("--sample-tokens", type=int, default=400_000, help="about how many tokens the sample set holds")
