@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -16,6 +17,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     """Take something back: removed from every store, kept out of every later ingest (tombstone)."""
     from truffle_assets.defs.forget.runner import NothingToForget, forget, tombstones, unforget
     from truffle_assets.cli.dagster_local import quiet_runs
+    from truffle_assets.cli.progress import IngestView
     from truffle_assets.ingest.tombstones import TombstoneError
 
     if args.list:
@@ -54,10 +56,12 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not args.dry_run and (args.instance == "local" or (args.instance is None and os.environ.get("DAGSTER_HOME"))):
         import dagster as dg
         instance = dg.DagsterInstance.get()
+    # on a terminal, a live line while the chats concerned are rebuilt; elsewhere only the result
+    view = IngestView(live=True) if sys.stderr.isatty() and not args.dry_run else contextlib.nullcontext()
     try:
-        with quiet_runs(Path(args.db).parent):  # Dagster's events to <data>/logs/truffle.log, not the console
+        with quiet_runs(Path(args.db).parent), view:  # Dagster's events to <data>/logs/truffle.log, not the console
             out = forget(kind, value, in_chat, exports_dir=Path(args.exports), db_path=Path(args.db),
-                         instance=instance, dry_run=args.dry_run)
+                         instance=instance, dry_run=args.dry_run, progress=view if isinstance(view, IngestView) else None)
     except (TombstoneError, NothingToForget) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

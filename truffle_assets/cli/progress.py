@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from truffle_assets.plurals import plural
+
 
 
 def log_file_for(data_dir: Path) -> Path:
@@ -26,10 +28,6 @@ def duration(seconds: float) -> str:
         return f"{seconds} s"
     minutes, s = divmod(seconds, 60)
     return f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else words or word + 's'}"
 
 
 class View:

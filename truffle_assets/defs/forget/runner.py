@@ -51,7 +51,8 @@ def _layout(db_path: Path) -> dict[str, Path]:
 
 
 def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path, db_path: Path,
-           instance: dg.DagsterInstance | None = None, dry_run: bool = False, llm=None) -> dict:
+           instance: dg.DagsterInstance | None = None, dry_run: bool = False, llm=None, progress=None) -> dict:
+    """`progress`: `ingest_all`'s callback, told of the rebuild of the chats concerned."""
     where = _layout(db_path)
     tombs = Tombstones.in_dir(where["forget"])
     kind, value, chat = validate(kind, value, chat)
@@ -83,7 +84,7 @@ def forget(kind: str, value: str, chat: str | None = None, *, exports_dir: Path,
     refacts = _fact_partition(r) if kind == "fact" else None
     wanted = sorted(r.chats | ({chat} if chat else set()) | ({value} if kind == "chat" else set()))
     report = ingest_all(exports_dir, db_path, chats_wanted=wanted or None, instance=instance, llm=llm,
-                        refacts=refacts, tags=tags)
+                        refacts=refacts, tags=tags, progress=progress)
     if report["failed"]:
         raise RuntimeError(f"forget {t.describe()}: a rebuild run failed ({report}); re-run the same forget")
     result = execute(  # Dagster's events where the caller's run_console sends them
