@@ -26,7 +26,8 @@ import dagster as dg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from truffle_assets.defs.partitions import chat_range_tags, chats  # noqa: E402
+from truffle_assets.defs.partitions import add_chat_months, chat_range_tags  # noqa: E402
+from truffle_assets.ingest.months import months_between  # noqa: E402
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS  # noqa: E402
 
 
@@ -59,7 +60,10 @@ def floor(report: dict) -> dict:
     todo = ranges(report)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance:
-            instance.add_dynamic_partitions(chats.name, sorted({chat for chat, _, _ in todo}))
+            spans: dict = {}
+            for chat, first, last in todo:  # the report names a run's ends, not its months: every month between
+                spans.setdefault(chat, []).extend(months_between(first, last))
+            add_chat_months(instance, spans)
             t0 = time.perf_counter()
             mats = 0
             for chat, first, last in todo:

@@ -11,6 +11,7 @@ from truffle_assets.defs.index.assets import memory_index
 from truffle_assets.defs.ingest.assets import messages, whatsapp_exports
 from truffle_assets.defs.ingest.sensors import exports_sensor
 from truffle_assets.defs.memory.assets import episodes, facts, message_pii, message_streams, profile, summaries
+from truffle_assets.defs.pipeline import chat_memory, memory_profile
 from truffle_assets.defs.registry.jobs import promote_model, rollback_model
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource, env_var_if_set,
@@ -27,6 +28,7 @@ defs = dg.Definitions(
             transcripts, feedback, *TRAINING_ASSETS],
     asset_checks=[eval_gate],
     jobs=[
+        chat_memory, memory_profile,  # what the exports sensor and `truffle ingest` run
         dg.define_asset_job("train_candidate", selection=TRAINING_ASSETS,
                             description="Datasets → LoRA → merged → GGUF → Modelfile → eval report → model card."),
         dg.define_asset_job("evaluate_candidate", selection=[eval_report, model_card],

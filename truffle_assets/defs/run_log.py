@@ -17,7 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
-RUN_JOB_NAME = "__ephemeral_asset_job__"  # the name `dg.materialize` gives its job; the UI lists runs by it
+RUN_JOB_NAME = "__ephemeral_asset_job__"  # the name `dg.materialize` gives its job: runs not of a named job
 EventHook = Callable[[str, str | None], None]
 
 
@@ -82,13 +82,17 @@ def truffle_console(init_context) -> logging.Logger:
 
 
 def materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tags: dict | None = None,
-                run_config: dict | None = None) -> dg.ExecuteInProcessResult:
-    """`dg.materialize(..., raise_on_error=False)` with `truffle_console` as the run's logger."""
-    defs = dg.Definitions(assets=assets, resources=resources, jobs=[dg.define_asset_job(RUN_JOB_NAME)],
-                          loggers={"console": truffle_console})
-    return defs.resolve_job_def(RUN_JOB_NAME).execute_in_process(
+                run_config: dict | None = None, job: dg.UnresolvedAssetJobDefinition | None = None,
+                selection: list | None = None) -> dg.ExecuteInProcessResult:
+    """`dg.materialize(..., raise_on_error=False)` with `truffle_console` as the run's logger.
+
+    With `job` (an asset job over `assets`, as declared in the definitions) the run belongs to that job,
+    and `selection` (some of `assets`) narrows it as a subset launched from the UI would."""
+    job = job or dg.define_asset_job(RUN_JOB_NAME)
+    defs = dg.Definitions(assets=assets, resources=resources, jobs=[job], loggers={"console": truffle_console})
+    return defs.resolve_job_def(job.name).execute_in_process(
         run_config={**(run_config or {}), "loggers": {"console": {}}}, instance=instance, tags=tags,
-        raise_on_error=False)
+        asset_selection=[a.key for a in selection] if selection is not None else None, raise_on_error=False)
 
 
 def execute(job: dg.JobDefinition, run_config: dict | None = None, **kw) -> dg.ExecuteInProcessResult:

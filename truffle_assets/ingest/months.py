@@ -28,3 +28,13 @@ def contiguous_months(months: Iterable[date]) -> list[tuple[date, date]]:
         else:
             out.append((m, m))
     return out
+
+
+def months_between(first: date, last: date) -> list[date]:
+    """Every calendar month from `first`'s through `last`'s."""
+    out: list[date] = []
+    m = month_start(first)
+    while m <= last:
+        out.append(m)
+        m = next_month(m)
+    return out

@@ -5,13 +5,14 @@ An export's per-day digests are compared with those of the days the whole chain 
 crashed run left half-built, are planned; a new chat gets
 every month that has messages, and a month without messages is never planned. Consecutive
 months are grouped into ranges, each one single-run backfill; inside the run, unchanged days
-are skipped. Callers translate the plan into Dagster partition requests and runs.
+are skipped. Callers translate the plan into Dagster partition requests and runs, and may regroup
+its months into the ranges their partition key order allows (`IngestPlan.regrouped`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from truffle_assets.ingest.exports import load_chat
 from truffle_assets.files import sha256_file
 from truffle_assets.ingest.tombstones import Tombstones
 from truffle_assets.ids import day_digest
-from truffle_assets.ingest.months import contiguous_months, months_of, next_month
+from truffle_assets.ingest.months import month_start, months_between, months_of
 from truffle_assets.parsing import ExportError
 
 
@@ -29,6 +30,7 @@ class MonthRange:
     last: date  # first day of the last month
     digest: str  # over the export's day digests in those months: run keys carry it
     changed_days: int  # days inside the range whose content differs from the store
+    months: tuple[date, ...] = ()  # the planned months it covers, in the order its run takes them
 
 
 @dataclass
@@ -37,6 +39,9 @@ class ChatPlan:
     days_in_export: int  # days with at least one message
     ranges: list[MonthRange]  # empty: the store is up to date
     outside: list[date] = field(default_factory=list)  # changed days that have no partition
+    months: list[date] = field(default_factory=list)  # every month with messages inside the window
+    changed: list[date] = field(default_factory=list, repr=False)  # the changed days inside the window
+    digests: dict[str, str] = field(default_factory=dict, repr=False)  # the export's day digests
 
 
 @dataclass
@@ -44,6 +49,13 @@ class IngestPlan:
     chats: list[ChatPlan]  # every chat that was read, in chat order
     unreadable: list[ExportError]  # chats left out because an export could not be read
     files: dict[str, dict[str, str]]  # chat -> {file: sha256} of the chats read or skipped: the sensor's next cursor
+
+    def regrouped(self, position: Callable[[str, date], int]) -> IngestPlan:
+        """The same plan with each chat's changed months grouped by `position` (chat, month -> place in
+        the partition key order) instead of the calendar: one range per stretch of adjacent places."""
+        return replace(self, chats=[
+            replace(c, ranges=group_ranges(c.changed, c.digests, lambda m, chat=c.chat: position(chat, m)))
+            for c in self.chats])
 
 
 def plan_ingest(
@@ -90,12 +102,11 @@ def plan_ingest(
         digests = load.day_digests()
         days = changed_days(digests, digests_stored, new)
         inside, outside = split_window(days, window)
-        ranges = [
-            MonthRange(first, last, range_digest(first, last, digests),
-                       sum(first <= d < next_month(last) for d in inside))
-            for first, last in contiguous_months(months_of(inside))
-        ]
-        planned.append(ChatPlan(chat, len(load.days), ranges, outside))
+        held = months_of(inside)
+        calendar = {m: i for i, m in enumerate(months_between(held[0], held[-1]))} if held else {}
+        ranges = group_ranges(inside, digests, calendar.__getitem__)
+        with_messages, _ = split_window([date.fromisoformat(d) for d in digests], window)
+        planned.append(ChatPlan(chat, len(load.days), ranges, outside, months_of(with_messages), inside, digests))
         if hashes:
             files[chat] = hashes
     return IngestPlan(planned, unreadable, files)
@@ -115,7 +126,18 @@ def changed_days(digests: dict[str, str], stored: dict[str, str], is_new: bool) 
     return sorted(date.fromisoformat(d) for d in digests.keys() | stored.keys() if stored.get(d) != digests.get(d))
 
 
-def range_digest(first: date, last: date, digests: dict[str, str]) -> str:
-    """One digest for the months first..last: the same content asked twice gets the same run key."""
-    end = next_month(last).isoformat()
-    return day_digest([f"{d}={h}" for d, h in sorted(digests.items()) if first.isoformat() <= d < end])
+def group_ranges(days: list[date], digests: dict[str, str], position: Callable[[date], int]) -> list[MonthRange]:
+    """The months of `days`, one range per stretch of consecutive `position`s (month -> place)."""
+    groups: list[list[date]] = []
+    for m in sorted(months_of(days), key=position):
+        if groups and position(groups[-1][-1]) + 1 == position(m):
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return [MonthRange(g[0], g[-1], range_digest(g, digests), sum(month_start(d) in g for d in days), tuple(g))
+            for g in groups]
+
+
+def range_digest(months: Collection[date], digests: dict[str, str]) -> str:
+    """One digest for `months`: the same content asked twice gets the same run key."""
+    return day_digest([f"{d}={h}" for d, h in sorted(digests.items()) if month_start(date.fromisoformat(d)) in months])

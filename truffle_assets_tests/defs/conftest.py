@@ -23,8 +23,9 @@ import polars as pl
 import pytest
 
 from truffle_assets.defs.memory.assets import profile
-from truffle_assets.defs.partitions import chat_range_tags, chats
+from truffle_assets.defs.partitions import add_chat_months, chat_range_tags
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
+from truffle_assets.ingest.months import months_between
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, ModelsResource, PublishedResource,
 )
@@ -117,6 +118,11 @@ def range_tags() -> dict[str, str]:
     return chat_range_tags(CHAT, FIRST, LAST)
 
 
+def register(instance: dg.DagsterInstance, chat: str = CHAT, first: date = FIRST, last: date = LAST) -> None:
+    """`chat`'s keys for every month from `first`'s through `last`'s, so `chat_range_tags` over them resolves."""
+    add_chat_months(instance, {chat: months_between(first, last)})
+
+
 @pytest.fixture(scope="package", autouse=True)
 def _no_llm_env():
     """A developer's TRUFFLE_LLM_* must not switch the LLM tiers on in these tests."""
@@ -146,7 +152,7 @@ def fake_llm():
 def world(tmp_path_factory, corpus, fake_llm, _no_llm_env) -> World:
     root = tmp_path_factory.mktemp("world")
     with dg.DagsterInstance.ephemeral() as instance:
-        instance.add_dynamic_partitions(chats.name, sorted({c["chat_id"] for c in corpus.truth["chats"]}))
+        register(instance)
         res = make_resources(root, corpus.exports, llm_resource(fake_llm.base_url, root / "cache" / "llm"))
         t0 = time.perf_counter()
         chain = dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=range_tags())

@@ -7,7 +7,7 @@ import dagster as dg
 import pytest
 
 from truffle_assets.defs.ingest.sensors import exports_sensor
-from truffle_assets.defs.partitions import chats
+from truffle_assets.defs.partitions import LEGACY_CHATS, chat_months, legacy_layout
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.ingest.chat_ids import ChatScan
 from truffle_assets.defs.resources import ExportsResource
@@ -29,9 +29,13 @@ def tick(instance, workdir: Path, cursor: str | None):
                               store_path=str(workdir / "memory.duckdb"))
     ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"exports": exports})
     result = exports_sensor(ctx)
-    # apply partition additions like the daemon would
+    # apply partition requests like the daemon would
     for req in result.dynamic_partitions_requests:
-        instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+        if isinstance(req, dg.DeleteDynamicPartitionsRequest):
+            for key in req.partition_keys:
+                instance.delete_dynamic_partition(req.partitions_def_name, key)
+        else:
+            instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
     return result
 
 
@@ -46,12 +50,24 @@ def run(instance, workdir, result):
         assert dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=req.tags).success
 
 
+def added(result) -> list[list[str]]:
+    return [list(r.partition_keys) for r in result.dynamic_partitions_requests
+            if isinstance(r, dg.AddDynamicPartitionsRequest)]
+
+
+def missing(instance) -> dict[str, int]:
+    """Per chat-level asset, how many keys have no materialization: what the UI shows as Missing."""
+    keys = set(instance.get_dynamic_partitions(chat_months.name))
+    return {a.key.to_user_string(): len(keys - instance.get_materialized_partitions(a.key)) for a in CHAT_MONTH_ASSETS}
+
+
 def test_new_export_registers_chat_and_requests_its_months(instance, workdir, alice_export):
     result = tick(instance, workdir, None)
-    assert [r.partition_keys for r in result.dynamic_partitions_requests] == [["alice"]]
+    assert added(result) == [["alice|2023-03"]]  # its one month with messages
     # one single-run backfill covering the chat's one month with messages
     assert ranges(result) == [("alice|2023-03", "alice|2023-03")]
     assert result.run_requests[0].run_key.startswith("alice:2023-03:2023-03:")
+    assert result.run_requests[0].tags["truffle/chat"] == "alice" and result.run_requests[0].tags["truffle/months"] == "2023-03"
     assert json.loads(result.cursor)["files"] == {"alice": {str(alice_export): sha256_file(alice_export)}}
 
 
@@ -71,9 +87,9 @@ def test_changed_export_requests_only_changed_months(instance, workdir, alice_ex
     text = alice_export.read_text()
     alice_export.write_text(text.replace("<Media omitted>", "lovely photo") + "06/05/2023, 08:00 - Alice: new day\n")
     result = tick(instance, workdir, first.cursor)
-    # March (one changed day) and May (a new day); silent April is not requested
-    assert ranges(result) == [("alice|2023-03", "alice|2023-03"), ("alice|2023-05", "alice|2023-05")]
-    assert result.dynamic_partitions_requests == []
+    # March (one changed day) and May (a new day, a new key right after March's): one run; silent April has no key
+    assert ranges(result) == [("alice|2023-03", "alice|2023-05")]
+    assert added(result) == [["alice|2023-05"]]
     # run keys carry content digests: the same change asked twice gets the same keys
     again = tick(instance, workdir, first.cursor)
     assert [r.run_key for r in again.run_requests] == [r.run_key for r in result.run_requests]
@@ -83,9 +99,9 @@ def test_changed_export_requests_only_changed_months(instance, workdir, alice_ex
 
 def test_second_chat_is_independent(instance, workdir, alice_export, bob_export):
     result = tick(instance, workdir, None)
-    assert sorted(result.dynamic_partitions_requests[0].partition_keys) == ["alice", "bob"]
+    assert added(result) == [["alice|2023-03", "bob|2023-03"]]
     assert ("bob|2023-03", "bob|2023-03") in ranges(result)
-    assert set(instance.get_dynamic_partitions(chats.name)) == {"alice", "bob"}
+    assert instance.get_dynamic_partitions(chat_months.name) == ["alice|2023-03", "bob|2023-03"]
 
 
 def test_broken_export_is_reported_not_fatal(instance, workdir, alice_export):
@@ -101,22 +117,56 @@ def test_zip_export_is_picked_up(instance, workdir):
     with zipfile.ZipFile(workdir / "exports" / "WhatsApp Chat - Dee.zip", "w") as zf:
         zf.write(src, "_chat.txt")
     result = tick(instance, workdir, None)
-    assert result.dynamic_partitions_requests[0].partition_keys == ["dee"]
+    assert added(result) == [["dee|2023-01"]]
     assert ranges(result) == [("dee|2023-01", "dee|2023-01")]  # 13 reveals month-first: both in January
 
 
-def test_daily_instance_rerequests_every_month_once(instance, workdir, alice_export, bob_export):
-    """An instance from chat × day partitions shows no months: the sensor asks for them all, once."""
+def test_calendar_month_instance_registers_and_rerequests_every_month_once(instance, workdir, alice_export, bob_export):
+    """An instance from chat × calendar-month (or chat × day) partitions has no chat-month keys: the
+    sensor registers them all, asks for them once and drops the old chats."""
     first = tick(instance, workdir, None)
     run(instance, workdir, first)
     with dg.instance_for_test() as old:
-        old.add_dynamic_partitions(chats.name, ["alice", "bob"])
+        old.add_dynamic_partitions(LEGACY_CHATS, ["alice", "bob"])
         old.report_runless_asset_event(dg.AssetMaterialization("messages", partition="alice|2023-03-01"))
         migrated = tick(old, workdir, first.cursor)  # the files are unchanged, the store is complete
-        assert sorted(ranges(migrated)) == [("alice|2023-03", "alice|2023-03"), ("bob|2023-03", "bob|2023-03")]
-        assert migrated.dynamic_partitions_requests == []
+        assert ranges(migrated) == [("alice|2023-03", "alice|2023-03"), ("bob|2023-03", "bob|2023-03")]
+        assert added(migrated) == [["alice|2023-03", "bob|2023-03"]] and not legacy_layout(old)
         run(old, workdir, migrated)
         assert tick(old, workdir, migrated.cursor).run_requests == []
+        assert missing(old) == dict.fromkeys(missing(old), 0)
+
+
+def test_one_run_per_new_chat_and_no_missing_partition_once_done(instance, workdir):
+    """Chats with silent months in between: every chat is one run, every key is a month with messages,
+    and once the runs are done no chat-level asset has a missing partition."""
+    write_export(workdir / "exports", "WhatsApp Chat with Carol.txt", [
+        "30/12/2022, 10:00 - Carol: see you next year", "14/02/2023, 10:00 - Carol: roses",
+        "09/04/2023, 10:00 - Arjun: easter?", "01/09/2023, 10:00 - Carol: back from the trip"])
+    write_export(workdir / "exports", "WhatsApp Chat with Dan.txt", [
+        "03/01/2021, 10:00 - Dan: new flat", "05/06/2022, 10:00 - Arjun: congrats"])
+    first = tick(instance, workdir, None)
+    assert ranges(first) == [("carol|2022-12", "carol|2023-09"), ("dan|2021-01", "dan|2022-06")]
+    assert instance.get_dynamic_partitions(chat_months.name) == [
+        "carol|2022-12", "carol|2023-02", "carol|2023-04", "carol|2023-09", "dan|2021-01", "dan|2022-06"]
+    run(instance, workdir, first)
+    assert missing(instance) == dict.fromkeys(missing(instance), 0)
+
+    # a new month of carol lands after dan's keys: her changed September and the new month are two runs,
+    # never one over dan's months
+    carol = workdir / "exports" / "WhatsApp Chat with Carol.txt"
+    carol.write_text(carol.read_text().replace("back from the trip", "back from the long trip")
+                     + "02/11/2023, 10:00 - Carol: rain\n")
+    later = tick(instance, workdir, first.cursor)
+    assert added(later) == [["carol|2023-11"]]
+    assert ranges(later) == [("carol|2023-09", "carol|2023-09"), ("carol|2023-11", "carol|2023-11")]
+    run(instance, workdir, later)
+    assert missing(instance) == dict.fromkeys(missing(instance), 0)
+    # the same for dan: his new month follows carol's newest key, so his changed June is a run of its own
+    dan = workdir / "exports" / "WhatsApp Chat with Dan.txt"
+    dan.write_text(dan.read_text() + "05/06/2022, 11:00 - Dan: thanks\n07/07/2022, 10:00 - Dan: housewarming?\n")
+    third = tick(instance, workdir, later.cursor)
+    assert ranges(third) == [("dan|2022-06", "dan|2022-06"), ("dan|2022-07", "dan|2022-07")]
 
 
 def test_a_chat_the_old_rule_folded_together_is_split_by_the_sensor(instance, workdir, monkeypatch):
@@ -137,7 +187,7 @@ def test_a_chat_the_old_rule_folded_together_is_split_by_the_sensor(instance, wo
     with monkeypatch.context() as m:
         m.setattr(ExportsResource, "scan", folded)
         first = tick(instance, workdir, None)
-        assert first.dynamic_partitions_requests[0].partition_keys == ["zoe"]
+        assert added(first) == [["zoe|2024-01", "zoe|2024-02", "zoe|2024-03"]]
         run(instance, workdir, first)
     per_file = "SELECT source_file, chat_id, count(*) AS n FROM messages GROUP BY ALL ORDER BY ALL"
     before = frame(workdir / "memory.duckdb", per_file)
@@ -145,7 +195,7 @@ def test_a_chat_the_old_rule_folded_together_is_split_by_the_sensor(instance, wo
 
     zoe2 = chat_id_for_name("Zoë")
     split = tick(instance, workdir, first.cursor)
-    assert [r.partition_keys for r in split.dynamic_partitions_requests] == [[zoe2]]
+    assert added(split) == [[f"{zoe2}|2024-01", f"{zoe2}|2024-02"]]
     assert sorted(ranges(split)) == [(f"{zoe2}|2024-01", f"{zoe2}|2024-02"), ("zoe|2024-01", "zoe|2024-02")]
     run(instance, workdir, split)
     after = frame(workdir / "memory.duckdb", per_file)

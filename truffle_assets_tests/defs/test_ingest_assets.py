@@ -8,7 +8,9 @@ import duckdb
 import pytest
 
 from truffle_assets.defs.ingest.assets import messages
-from truffle_assets.defs.partitions import chat_month_key, chat_range_tags, chats, daily_instance, split_key
+from truffle_assets.defs.partitions import (
+    LEGACY_CHATS, add_chat_months, chat_month_key, chat_range_tags, forget_legacy_layout, legacy_layout, split_key,
+)
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource
 from truffle_assets.ingest.exports import detect_user, load_chat
 from truffle_assets_tests.conftest import write_export
@@ -42,7 +44,7 @@ def test_split_key_round_trips():
 
 
 def test_direct_call_writes_its_month(workdir, alice_export, instance):
-    instance.add_dynamic_partitions(chats.name, ["alice"])
+    add_chat_months(instance, {"alice": [date(2023, 3, 1)]})
     ctx = dg.build_asset_context(partition_key=chat_month_key("alice", "2023-03"), instance=instance)
     result = messages(ctx, **resources(workdir, user="Arjun"))
     rows = snapshot(workdir / "memory.duckdb")
@@ -54,7 +56,7 @@ def test_direct_call_writes_its_month(workdir, alice_export, instance):
 
 
 def test_materialize_month_is_idempotent_and_only_its_month_is_materialized(workdir, alice_export, instance):
-    instance.add_dynamic_partitions(chats.name, ["alice"])
+    add_chat_months(instance, {"alice": [date(2023, 3, 1)]})
     tags = chat_range_tags("alice", date(2023, 3, 1), date(2023, 3, 1))
     first = dg.materialize([messages], instance=instance, resources=resources(workdir), tags=tags)
     assert first.success
@@ -80,7 +82,7 @@ def test_each_month_of_a_ranged_run_carries_its_own_metadata(workdir, instance):
         "14/02/2023, 10:00 - Carol: roses",
         "20/02/2023, 10:00 - Arjun: thanks",
     ])
-    instance.add_dynamic_partitions(chats.name, ["carol"])
+    add_chat_months(instance, {"carol": [date(2022, 12, 1), date(2023, 1, 1), date(2023, 2, 1)]})
     result = dg.materialize([messages], instance=instance, resources=resources(workdir),
                             tags=chat_range_tags("carol", date(2022, 12, 1), date(2023, 2, 1)))
     assert result.success
@@ -92,7 +94,7 @@ def test_each_month_of_a_ranged_run_carries_its_own_metadata(workdir, instance):
 
 
 def test_rerun_after_edit_replaces_only_that_day(workdir, alice_export, instance):
-    instance.add_dynamic_partitions(chats.name, ["alice"])
+    add_chat_months(instance, {"alice": [date(2023, 3, 1)]})
     res = resources(workdir)
     dg.materialize([messages], instance=instance, resources=res, partition_key=chat_month_key("alice", "2023-03"))
     before = {r[0]: r for r in snapshot(workdir / "memory.duckdb")}
@@ -111,19 +113,19 @@ def test_rerun_after_edit_replaces_only_that_day(workdir, alice_export, instance
     assert {r[0]: r for r in snapshot(workdir / "memory.duckdb")} == after
 
 
-def test_a_daily_instance_is_recognised_until_months_exist(workdir, alice_export, instance):
-    instance.add_dynamic_partitions(chats.name, ["alice"])
-    assert not daily_instance(instance)
-    instance.report_runless_asset_event(dg.AssetMaterialization("messages", partition="alice|2023-03-01"))
-    assert daily_instance(instance)
-    dg.materialize([messages], instance=instance, resources=resources(workdir), partition_key=chat_month_key("alice", "2023-03"))
-    assert not daily_instance(instance)
+def test_an_instance_of_the_calendar_month_layout_is_recognised_until_forgotten(workdir, alice_export, instance):
+    add_chat_months(instance, {"alice": [date(2023, 3, 1)]})
+    assert not legacy_layout(instance)
+    instance.add_dynamic_partitions(LEGACY_CHATS, ["alice"])  # chat × calendar month: its chats dimension
+    assert legacy_layout(instance)
+    forget_legacy_layout(instance)
+    assert not legacy_layout(instance) and instance.get_dynamic_partitions(LEGACY_CHATS) == []
 
 
 def test_quarantine_check_fails_on_garbage_prefix(workdir, instance):
     path = workdir / "exports" / "WhatsApp Chat with Carol.txt"
     path.write_text("\n".join(["junk line %d" % i for i in range(5)] + ["01/03/2023, 09:01 - Carol: hi"]) + "\n")
-    instance.add_dynamic_partitions(chats.name, ["carol"])
+    add_chat_months(instance, {"carol": [date(2023, 3, 1)]})
     result = dg.materialize([messages], instance=instance, resources=resources(workdir),
                             partition_key=chat_month_key("carol", "2023-03"))
     check = next(c for c in result.get_asset_check_evaluations() if c.check_name == "quarantine_below_threshold")

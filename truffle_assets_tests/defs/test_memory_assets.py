@@ -15,10 +15,10 @@ import pytest
 
 from truffle_assets.defs.memory.assets import facts, profile
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
-from truffle_assets.defs.partitions import chat_month_key, chat_range_tags, chats
+from truffle_assets.defs.partitions import chat_month_key, chat_range_tags
 from truffle_assets.defs.resources import ExportsResource
 from truffle_assets_tests.defs.conftest import (
-    CHAIN_NODES, CHAT, FIRST, LAST, MEMORY_NODES, clone_store, frame, make_resources, range_tags, scalar,
+    CHAIN_NODES, CHAT, FIRST, LAST, MEMORY_NODES, clone_store, frame, make_resources, range_tags, register, scalar,
 )
 
 TABLE_NAMES = {"messages": "messages", "message_pii": "message_pii", "message_streams": "message_streams",
@@ -154,7 +154,7 @@ def test_an_index_built_before_shown_text_gets_it_on_its_next_build(world, tmp_p
             con.execute("UPDATE stage_days SET digest = ? WHERE stage = 'memory_index' AND chat_id = ? AND day = ?",
                         [digest, CHAT, day])
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(chats.name, [CHAT])
+    register(instance)
     res = make_resources(root, world.corpus.exports)
     first = dg.materialize([memory_index], instance=instance, resources=res, tags=range_tags())
     meta = metadata(first, "memory_index")[0]
@@ -251,7 +251,7 @@ def test_facts_check_fails_and_blocks_profile(world, tmp_path, message_id):
         # a day outside the run's range: re-materializing `facts` keeps it and consolidates it with the rest
         con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM bad")
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(chats.name, [CHAT])
+    register(instance)
     res = make_resources(root, world.corpus.exports)
     result = dg.materialize([facts, profile], instance=instance, resources=res, tags=range_tags(), raise_on_error=False)
     check = next(c for c in result.get_asset_check_evaluations() if c.check_name == "facts_have_evidence")
@@ -265,7 +265,7 @@ def test_facts_check_fails_and_blocks_profile(world, tmp_path, message_id):
 def test_facts_check_passes_and_profile_follows_in_same_run(world, tmp_path):
     root = clone_store(world, tmp_path)
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(chats.name, [CHAT])
+    register(instance)
     result = dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
                             tags=range_tags())
     assert result.success

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from truffle_assets.defs.memory.assets import summaries
-from truffle_assets.defs.partitions import chat_range_tags, chats
+from truffle_assets.defs.partitions import chat_range_tags
 from truffle_assets_tests.defs.conftest import (
-    CHAT, FIRST, LAST, clone_store, frame, make_resources, llm_resource,
+    CHAT, FIRST, LAST, clone_store, frame, make_resources, llm_resource, register,
 )
 from truffle_assets_tests.fake_llm import FakeLLM, closed_port_url
 
@@ -30,7 +30,7 @@ def fake():
 @pytest.fixture(scope="module")
 def instance():
     inst = dg.DagsterInstance.ephemeral()
-    inst.add_dynamic_partitions(chats.name, [CHAT])
+    register(inst)
     return inst
 
 

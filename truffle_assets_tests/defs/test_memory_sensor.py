@@ -1,4 +1,4 @@
-"""`exports_sensor` asks for the whole chat × month chain, and such a request runs end to end."""
+"""`exports_sensor` asks for the whole chat × month chain (the `chat_memory` job), and such a request runs end to end."""
 
 from __future__ import annotations
 
@@ -48,16 +48,17 @@ def test_sensor_requests_carry_the_whole_chain(corpus, tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     result = tick(instance, corpus.exports, tmp_path / "cache")
     expected_chats = sorted(c["chat_id"] for c in corpus.truth["chats"])
-    assert sorted(result.dynamic_partitions_requests[0].partition_keys) == expected_chats
-    assert result.run_requests
+    keys = list(result.dynamic_partitions_requests[0].partition_keys)
+    assert sorted({k.split("|")[0] for k in keys}) == expected_chats and keys == sorted(keys)  # chat by chat, in order
+    assert len(result.run_requests) == len(expected_chats)  # one run per chat
     for req in result.run_requests:
-        assert list(req.asset_selection) == CHAT_MONTH_KEYS
-        assert set(req.asset_selection) == chat_month_asset_keys()
+        assert req.asset_selection is None  # the whole job
         start, end = req.tags["dagster/asset_partition_range_start"], req.tags["dagster/asset_partition_range_end"]
-        assert start.split("|")[0] == end.split("|")[0] in expected_chats and start <= end
+        assert start.split("|")[0] == end.split("|")[0] == req.tags["truffle/chat"] in expected_chats and start <= end
     assert {r.tags["dagster/asset_partition_range_start"].split("|")[0] for r in result.run_requests} == set(expected_chats)
-    # the sensor's own target is the same chain
-    assert set(exports_sensor.asset_selection.resolve(defs.resolve_asset_graph())) == set(CHAT_MONTH_KEYS)
+    # the sensor's own target is the job over the same chain
+    assert exports_sensor.job_name == "chat_memory"
+    assert set(defs.resolve_job_def("chat_memory").asset_layer.executable_asset_keys) == set(CHAT_MONTH_KEYS)
     # a second tick with the cursor and nothing stored yet requests nothing new for unchanged files
     again = tick(instance, corpus.exports, tmp_path / "cache", result.cursor)
     assert again.run_requests == [] and again.dynamic_partitions_requests == []
@@ -67,7 +68,7 @@ def test_sensor_request_runs_the_chain_end_to_end(workdir, alice_export, bob_exp
     instance = dg.DagsterInstance.ephemeral()
     result = tick(instance, workdir / "exports", workdir / "cache")
     req = next(r for r in result.run_requests if r.tags["dagster/asset_partition_range_start"].startswith("alice|"))
-    run = dg.materialize(defs.assets, selection=req.asset_selection, instance=instance,
+    run = dg.materialize(defs.assets, selection=CHAT_MONTH_KEYS, instance=instance,
                          resources=make_resources(workdir, workdir / "exports"), tags=req.tags)
     assert run.success
     materialized = {e.asset_key for e in run.get_asset_materialization_events()}
@@ -118,9 +119,9 @@ def test_changed_day_reruns_only_its_month_and_leaves_other_days_untouched(workd
     res = make_resources(workdir, workdir / "exports")
     first = tick(instance, workdir / "exports", workdir / "cache")
     assert [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"])
-            for r in first.run_requests] == [("erin|2023-01", "erin|2023-02"), ("erin|2023-04", "erin|2023-04")]
+            for r in first.run_requests] == [("erin|2023-01", "erin|2023-04")]  # silent March has no key
     for req in first.run_requests:
-        assert dg.materialize(defs.assets, selection=req.asset_selection, instance=instance, resources=res,
+        assert dg.materialize(defs.assets, selection=CHAT_MONTH_KEYS, instance=instance, resources=res,
                               tags=req.tags).success
     assert instance.get_materialized_partitions(dg.AssetKey("episodes")) == {"erin|2023-01", "erin|2023-02", "erin|2023-04"}
     db = workdir / "memory.duckdb"
@@ -131,7 +132,7 @@ def test_changed_day_reruns_only_its_month_and_leaves_other_days_untouched(workd
     second = tick(instance, workdir / "exports", workdir / "cache", first.cursor)
     assert [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"])
             for r in second.run_requests] == [("erin|2023-02", "erin|2023-02")]
-    run = dg.materialize(defs.assets, selection=second.run_requests[0].asset_selection, instance=instance,
+    run = dg.materialize(defs.assets, selection=CHAT_MONTH_KEYS, instance=instance,
                          resources=res, tags=second.run_requests[0].tags)
     assert run.success
     for node in CHAT_MONTH_KEYS:  # in February, only the 14th is redone, by every stage

@@ -13,12 +13,12 @@ from datetime import date
 import dagster as dg
 import pytest
 
-from truffle_assets.defs.partitions import chat_range_tags, chats
+from truffle_assets.defs.partitions import chat_range_tags
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.defs.resources import IndexResource
 from truffle_assets.retrieval import retrieve
 from truffle_assets_tests.conftest import write_export
-from truffle_assets_tests.defs.conftest import make_resources
+from truffle_assets_tests.defs.conftest import make_resources, register
 from truffle_assets_tests.defs.test_memory_sensor import ERIN
 
 moto_server = pytest.importorskip("moto.server", reason="moto (dev extra) provides the local S3 server")
@@ -51,7 +51,7 @@ def test_chain_writes_the_index_to_s3_and_retrieval_reads_it(workdir, bucket, _n
     write_export(workdir / "exports", "WhatsApp Chat with Erin.txt", ERIN)
     res = {**make_resources(workdir, workdir / "exports"), "index": IndexResource(root="s3://truffle/memory/index")}
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(chats.name, ["erin"])
+    register(instance, "erin", date(2023, 1, 1), date(2023, 2, 1))
     run = dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res,
                          tags=chat_range_tags("erin", date(2023, 1, 1), date(2023, 2, 1)))
     assert run.success

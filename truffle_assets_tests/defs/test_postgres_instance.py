@@ -26,8 +26,7 @@ import duckdb
 import pytest
 
 from truffle_assets import paths
-from truffle_assets.defs.partitions import chat_range_tags, chats
-from truffle_assets.ingest.months import next_month
+from truffle_assets.defs.partitions import chat_months, chat_range_tags, registered_chats
 from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
 from truffle_assets.defs.resources import LLMResource
 from truffle_assets_tests.conftest import write_export
@@ -166,15 +165,17 @@ def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
     run_ids = [r["run_id"] for e in report["chats"].values() for r in e["runs"]] + [report["profile"]["run_id"]]
     assert all(r["success"] for e in report["chats"].values() for r in e["runs"])
 
-    # through the instance: runs, the chats partitions, one materialization per (chat, month) and asset
+    # through the instance: runs (one per chat, of the chat_memory job), the chat-month partitions, one
+    # materialization per key and asset: none missing
     records = {r.dagster_run.run_id: r for r in instance.get_run_records(dg.RunsFilter(run_ids=run_ids))}
     assert set(records) == set(run_ids)
     assert {r.dagster_run.status for r in records.values()} == {dg.DagsterRunStatus.SUCCESS}
-    assert sorted(instance.get_dynamic_partitions(chats.name)) == sorted(report["chats"])
-    expected = {
-        f"{chat}|{m}" for chat, e in report["chats"].items() for r in e["runs"]
-        for m in _months(r["first_month"], r["last_month"])
-    }
+    assert [len(e["runs"]) for e in report["chats"].values()] == [1] * len(EXPORTS)
+    assert {records[r["run_id"]].dagster_run.job_name for e in report["chats"].values() for r in e["runs"]} == {
+        "chat_memory"}
+    keys = instance.get_dynamic_partitions(chat_months.name)
+    assert registered_chats(keys) == set(report["chats"])
+    expected = set(keys)
     assert sum(r["months"] for e in report["chats"].values() for r in e["runs"]) == len(expected)
     for key in CHAT_MONTH_KEYS:
         assert instance.get_materialized_partitions(key) == expected, key
@@ -184,7 +185,7 @@ def test_full_ingest_chain_recorded_in_postgres(built, pg_env):
     rows = dict(_sql(pg_env, "SELECT run_id, status FROM runs WHERE run_id = ANY(%s)", (run_ids,)))
     assert rows == {r: "SUCCESS" for r in run_ids}
     assert sorted(p for (p,) in _sql(pg_env, "SELECT partition FROM dynamic_partitions WHERE partitions_def_name = %s",
-                                     (chats.name,))) == sorted(report["chats"])
+                                     (chat_months.name,))) == sorted(keys)
     mats = dict(_sql(pg_env, """SELECT asset_key, count(DISTINCT partition) FROM event_logs
                                WHERE dagster_event_type = 'ASSET_MATERIALIZATION' GROUP BY asset_key"""))
     for key in CHAT_MONTH_KEYS:
@@ -308,10 +309,3 @@ def _launch(chat: str, first_month: str, last_month: str, run_config: dict) -> s
             assert result.success, chat
             return result.run_id
 
-
-def _months(first: str, last: str) -> list[str]:
-    m, out = date.fromisoformat(first + "-01"), []
-    while f"{m:%Y-%m}" <= last:
-        out.append(f"{m:%Y-%m}")
-        m = next_month(m)
-    return out

@@ -6,17 +6,17 @@ import threading
 import dagster as dg
 
 from truffle_assets.defs.memory.assets import profile
-from truffle_assets.defs.partitions import RECOMPUTE_TAG, chats
+from truffle_assets.defs.partitions import RECOMPUTE_TAG
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.runtime import ChatService, RuntimeConfig
-from truffle_assets_tests.defs.conftest import llm_resource, make_resources, range_tags
+from truffle_assets_tests.defs.conftest import llm_resource, make_resources, range_tags, register
 from truffle_assets_tests.runtime.conftest import KEEP_ALL
 
 
 def test_chat_turns_succeed_while_the_chain_rematerializes(tmp_path, corpus, fake_llm, llm, qwen_tokens):
     root = tmp_path / "pipeline"
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(chats.name, sorted({c["chat_id"] for c in corpus.truth["chats"]}))
+    register(instance)
     res = make_resources(root, corpus.exports, llm_resource(fake_llm.base_url, root / "cache" / "llm"))
     assert dg.materialize(CHAT_MONTH_ASSETS, instance=instance, resources=res, tags=range_tags()).success
     assert dg.materialize([profile], instance=instance, resources=res).success

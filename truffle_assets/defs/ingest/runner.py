@@ -1,10 +1,11 @@
 """`truffle ingest`: the sensor's work, done now, from the command line.
 
-Every chat is registered as a partition. Which months run comes from `truffle_assets.ingest.planning`,
-the planner the exports sensor uses too: a chat the store has never seen is materialized over
-every month that has messages, one single-run backfill per stretch of consecutive months; a known
-chat only over the months holding a day whose digest differs from what the store holds, and
-inside those only the changed days are redone (`--full` redoes every day). Each range runs the
+Every chat-month with messages is registered as a partition key. Which months run comes from
+`truffle_assets.ingest.planning`, the planner the exports sensor uses too: a chat the store has never
+seen is materialized over every month that has messages, in one single-run backfill over its keys;
+a known chat only over the months holding a day whose digest differs from what the store holds, one
+run per stretch of those months adjacent in the key order, and inside those only the changed days
+are redone (`--full` redoes every day). Each range runs the
 whole chat × month chain (messages → PII → streams → episodes → summaries → facts → index); the
 profile follows once at the end. Runs execute in-process, in this one process, and are recorded
 in the local instance ($DAGSTER_HOME) so the UI shows them.
@@ -26,11 +27,13 @@ from truffle_assets.ingest import stage_days
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.run_log import failures, listening, materialize
-from truffle_assets.defs.ingest.sensors import DAILY_INSTANCE
-from truffle_assets.defs.partitions import chat_range_tags, chats, daily_instance, day_window
+from truffle_assets.defs.partitions import (
+    LEGACY_LAYOUT, add_chat_months, chat_months, chat_range_tags, day_window, forget_legacy_layout, in_key_order,
+    legacy_layout, months_label, plan_months,
+)
 from truffle_assets.defs.memory.assets import facts
 from truffle_assets.memory.profile import FACTS_FORMAT
-from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS
+from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS, chat_memory, memory_profile
 from truffle_assets.defs.resources import (
     DuckDBStore, ExportsResource, IndexResource, LLMResource, PublishedResource,
 )
@@ -57,14 +60,6 @@ class Progress:
 
 
 ProgressHook = Callable[[Progress], None]
-
-
-def _months(first: date, last: date) -> int:
-    return (last.year - first.year) * 12 + last.month - first.month + 1
-
-
-def _label(first: date, last: date) -> str:
-    return f"{first:%Y-%m}" if (first.year, first.month) == (last.year, last.month) else f"{first:%Y-%m}..{last:%Y-%m}"
 
 
 def ingest_all(
@@ -106,9 +101,9 @@ def ingest_all(
     }
     selection = CHAT_MONTH_ASSETS if memory else CHAT_MONTH_ASSETS[:1]
     # no `registered`: an ephemeral instance knows no chats, so only the store says which are new
-    migrate = not full and daily_instance(instance)
+    migrate = not full and legacy_layout(instance)
     if migrate:
-        print(f"truffle ingest: {DAILY_INSTANCE}", file=sys.stderr, flush=True)
+        print(f"truffle ingest: {LEGACY_LAYOUT}", file=sys.stderr, flush=True)
     scan = exports.scan()
     plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), full=full or migrate,
                        only=chats_wanted, forget=exports.tombstones())
@@ -117,15 +112,21 @@ def ingest_all(
     for col in scan.collisions:  # kept apart, not merged
         print(f"truffle ingest: chat name collision: {col}", file=sys.stderr, flush=True)
     instance.report_runless_asset_event(unreadable_observation(plan.unreadable, exports.exports_dir, scan.collisions))
-    known = set(instance.get_dynamic_partitions(chats.name))
-    instance.add_dynamic_partitions(chats.name, [c.chat for c in plan.chats if c.chat not in known])
+    wanted = plan_months(plan)
+    if refacts is not None:  # a forgotten fact's month, though no day of it changed
+        wanted.setdefault(refacts[0], []).append(refacts[1])
+    add_chat_months(instance, wanted)
+    plan = in_key_order(plan, instance.get_dynamic_partitions(chat_months.name))
     try:
-        return _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
-                         refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
+        report = _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
+                           refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
         for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
             print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)
         raise
+    if migrate and not report["failed"] and not chats_wanted:
+        forget_legacy_layout(instance)
+    return report
 
 
 def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,
@@ -135,12 +136,12 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
     tell = progress or (lambda p: None)
     report: dict = {"chats": {}, "failed": 0, "user": user,
                     "unreadable": [e.as_dict() for e in plan.unreadable]}
-    tell(Progress("plan", runs=[(c.chat, _label(r.first, r.last), _months(r.first, r.last))
+    tell(Progress("plan", runs=[(c.chat, months_label(r.first, r.last), len(r.months))
                                 for c in plan.chats for r in c.ranges]))
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
         for months in c.ranges:
-            label, n = _label(months.first, months.last), _months(months.first, months.last)
+            label, n = months_label(months.first, months.last), len(months.months)
             tell(Progress("run_start", c.chat, label, n))
             result = _materialize(selection, instance, resources,
                                   {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags},
@@ -167,7 +168,7 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
     if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
                    or profile_behind(db_path, data_dir / "published")):
         tell(Progress("run_start", None, "profile"))
-        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress)
+        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress, job=memory_profile)
         report["profile"] = _whole(result)
         report["failed"] += not result.success
         tell(Progress("run_end", None, "profile", ok=result.success))
@@ -180,15 +181,18 @@ def _whole(result: dg.ExecuteInProcessResult) -> dict:
 
 
 def _materialize(assets: list, instance: dg.DagsterInstance, resources: dict, tags: dict,
-                 progress: ProgressHook | None = None) -> dg.ExecuteInProcessResult:
-    """One in-process run owned by this process; a run that failed on Ctrl-C/SIGTERM ends the ingest.
-    Its events go where the caller's `run_console` sends them; each step starting is told to `progress`."""
+                 progress: ProgressHook | None = None, job=chat_memory) -> dg.ExecuteInProcessResult:
+    """One in-process run of `job` (`assets` of it) owned by this process; a run that failed on
+    Ctrl-C/SIGTERM ends the ingest. Its events go where the caller's `run_console` sends them; each
+    step starting is told to `progress`."""
     def on_event(event: str, step: str | None) -> None:
         if step is not None and event in ("STEP_START", "STEP_FAILURE"):
             progress(Progress("step", step=step, event=event))
 
     with listening(on_event) if progress else nullcontext():
-        result = materialize(assets, instance, resources, {**tags, **owner_tags()})
+        whole = CHAT_MONTH_ASSETS if job is chat_memory else assets
+        result = materialize(whole, instance, resources, {**tags, **owner_tags()}, job=job,
+                             selection=None if assets == whole else assets)
     faults.stop_if_crashed()  # an armed in-process crash point fired: stop here, as a killed process would
     if not result.success and interrupted(result):  # Dagster turned the signal into a failed step
         raise KeyboardInterrupt

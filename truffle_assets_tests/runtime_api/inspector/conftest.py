@@ -17,7 +17,7 @@ import dagster as dg
 import pytest
 
 from truffle_assets.defs.memory.assets import profile
-from truffle_assets.defs.partitions import chat_range_tags, chats
+from truffle_assets.defs.partitions import add_chat_months, chat_range_tags
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS
 from truffle_assets.runtime import ChatService, RuntimeConfig
 from truffle_assets_tests.defs.conftest import make_resources
@@ -63,7 +63,7 @@ def build_memory(root: Path) -> Path:
     for name, rows in CHATS.values():
         (exports / name).write_text("".join(f"{d}, {t} - {a}: {x}\n" for d, t, a, x in rows), encoding="utf-8")
     with dg.DagsterInstance.ephemeral() as instance:
-        instance.add_dynamic_partitions(chats.name, sorted(CHATS))
+        add_chat_months(instance, {chat: [_month(d) for d, *_ in rows] for chat, (_, rows) in CHATS.items()})
         res = make_resources(root, exports)
         for chat, (_, rows) in CHATS.items():
             months = sorted({_month(d) for d, *_ in rows})
