@@ -26,7 +26,7 @@ import dagster as dg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from truffle_assets.defs.partitions import add_chat_months, chat_range_tags  # noqa: E402
+from truffle_assets.defs.partitions import add_chat_months, chat_range_tags, split_key  # noqa: E402
 from truffle_assets.ingest.months import months_between  # noqa: E402
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS  # noqa: E402
 
@@ -61,8 +61,11 @@ def floor(report: dict) -> dict:
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance:
             spans: dict = {}
-            for chat, first, last in todo:  # the report names a run's ends, not its months: every month between
-                spans.setdefault(chat, []).extend(months_between(first, last))
+            for chat, entry in report["chats"].items():  # the runs' own keys; a report without them: every month between
+                for r in entry["runs"]:
+                    first, last = (date.fromisoformat(m + "-01") for m in (r["first_month"], r["last_month"]))
+                    spans.setdefault(chat, []).extend(
+                        [split_key(k)[1] for k in r["partitions"]] if "partitions" in r else months_between(first, last))
             add_chat_months(instance, spans)
             t0 = time.perf_counter()
             mats = 0

@@ -149,7 +149,7 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
             mats = result.asset_materializations_for_node("messages") if result.success else []
             entry["runs"].append({
                 "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
-                "success": result.success, "months": len(mats),
+                "success": result.success, "months": len(mats), "partitions": [m.partition for m in mats],
                 "days_redone": sum(m.metadata["days_redone"].value for m in mats),
                 "rows": sum(m.metadata["dagster/partition_row_count"].value for m in mats),
             } | ({} if result.success else {"errors": failures(result)}))
