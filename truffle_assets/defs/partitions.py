@@ -4,8 +4,11 @@ Keys read `<chat>|<YYYY-MM>` and exist only for months with messages, so a compl
 every partition materialized. Dagster orders a dynamic partitions definition's keys by when they
 were added, and a ranged run (single-run backfill) covers every key between its first and last in
 that order: keys are added chat by chat, months in order, so each chat's months form one range and
-a first ingest is one run per chat. A month added later to a known chat lands after other chats'
-keys; `in_key_order` cuts runs where the real order has them, never across another chat's keys.
+a first ingest is one run per chat. A known chat that gains a month is moved to the end (its keys
+deleted and added again, months in order; materializations belong to the key strings and stay), so
+a re-export's changed last month and its new one are still one run. A chat that a live run covers
+is not moved, and `in_key_order` cuts runs where the real order has them, never across another
+chat's keys.
 
 A month is the grain of the work; per-day digests (`truffle_assets.ingest.stage_days`) decide which
 days inside a month are redone.
@@ -13,7 +16,7 @@ days inside a month are redone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
 
 import dagster as dg
@@ -86,12 +89,57 @@ def keys_to_add(existing: Iterable[str], months: Mapping[str, Iterable[date]]) -
             if k not in have]
 
 
+def layout(existing: Sequence[str], months: Mapping[str, Iterable[date]], busy: Collection[str] = ()
+           ) -> tuple[list[str], list[str]]:
+    """(keys to delete, keys to add, in order) that register `months` (chat -> months): new chats' keys
+    appended chat by chat; a known chat gaining a month moved to the end with all its months in
+    order, unless it is `busy` (a live run covers it) or already at the end."""
+    new = keys_to_add(existing, months)
+    moved = set()
+    for chat in registered_chats(new) & registered_chats(existing) - set(busy):
+        mine = [k for k in existing if split_key(k)[0] == chat]
+        if existing[-len(mine):] != mine:
+            moved.add(chat)
+    gone = [k for k in existing if split_key(k)[0] in moved]
+    added: list[str] = []
+    for chat in sorted(registered_chats(new) | moved):
+        keys = [k for k in [*gone, *new] if split_key(k)[0] == chat]
+        added += sorted(keys, key=lambda k: split_key(k)[1]) if chat in moved else keys
+    return gone, added
+
+
+def key_order(existing: Sequence[str], gone: Sequence[str], added: Sequence[str]) -> list[str]:
+    """The definition's key order once `layout`'s deletions and additions are applied."""
+    dropped = set(gone)
+    return [*(k for k in existing if k not in dropped), *added]
+
+
+def busy_chats(instance: dg.DagsterInstance) -> set[str]:
+    """Chats whose keys a queued or running run covers: moving their keys could change its range.
+    A live run over several chats makes every chat busy."""
+    live = instance.get_run_records(dg.RunsFilter(statuses=[
+        dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+        dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]))
+    out: set[str] = set()
+    for record in live:
+        tags = record.dagster_run.tags
+        ends = [tags[t] for t in ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end",
+                                  "dagster/partition") if "|" in tags.get(t, "")]
+        chats = {split_key(k)[0] for k in ends}
+        if len(chats) > 1:
+            return registered_chats(instance.get_dynamic_partitions(chat_months.name))
+        out |= chats
+    return out
+
+
 def add_chat_months(instance: dg.DagsterInstance, months: Mapping[str, Iterable[date]]) -> list[str]:
-    """Register `months` (chat -> months) as keys, new ones in chat-then-month order; returns those added."""
-    new = keys_to_add(instance.get_dynamic_partitions(chat_months.name), months)
-    if new:
-        instance.add_dynamic_partitions(chat_months.name, new)
-    return new
+    """Register `months` (chat -> months) as `layout` lays them out; returns the keys added."""
+    gone, added = layout(instance.get_dynamic_partitions(chat_months.name), months, busy_chats(instance))
+    for key in gone:
+        instance.delete_dynamic_partition(chat_months.name, key)
+    if added:
+        instance.add_dynamic_partitions(chat_months.name, added)
+    return added
 
 
 def plan_months(plan: IngestPlan) -> dict[str, list[date]]:

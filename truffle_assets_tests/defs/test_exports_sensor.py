@@ -152,21 +152,25 @@ def test_one_run_per_new_chat_and_no_missing_partition_once_done(instance, workd
     run(instance, workdir, first)
     assert missing(instance) == dict.fromkeys(missing(instance), 0)
 
-    # a new month of carol lands after dan's keys: her changed September and the new month are two runs,
-    # never one over dan's months
+    # a re-export of carol: her changed September and a new November. Her keys move after dan's, months
+    # in order, so both are one run and never one over dan's months
     carol = workdir / "exports" / "WhatsApp Chat with Carol.txt"
     carol.write_text(carol.read_text().replace("back from the trip", "back from the long trip")
                      + "02/11/2023, 10:00 - Carol: rain\n")
     later = tick(instance, workdir, first.cursor)
-    assert added(later) == [["carol|2023-11"]]
-    assert ranges(later) == [("carol|2023-09", "carol|2023-09"), ("carol|2023-11", "carol|2023-11")]
+    carols = ["carol|2022-12", "carol|2023-02", "carol|2023-04", "carol|2023-09", "carol|2023-11"]
+    assert [list(r.partition_keys) for r in later.dynamic_partitions_requests] == [carols[:-1], carols]
+    assert instance.get_dynamic_partitions(chat_months.name) == ["dan|2021-01", "dan|2022-06", *carols]
+    assert ranges(later) == [("carol|2023-09", "carol|2023-11")]
     run(instance, workdir, later)
-    assert missing(instance) == dict.fromkeys(missing(instance), 0)
-    # the same for dan: his new month follows carol's newest key, so his changed June is a run of its own
+    assert missing(instance) == dict.fromkeys(missing(instance), 0)  # moved keys keep their materializations
+    # the same for dan, now that carol's keys follow his
     dan = workdir / "exports" / "WhatsApp Chat with Dan.txt"
     dan.write_text(dan.read_text() + "05/06/2022, 11:00 - Dan: thanks\n07/07/2022, 10:00 - Dan: housewarming?\n")
     third = tick(instance, workdir, later.cursor)
-    assert ranges(third) == [("dan|2022-06", "dan|2022-06"), ("dan|2022-07", "dan|2022-07")]
+    assert ranges(third) == [("dan|2022-06", "dan|2022-07")]
+    run(instance, workdir, third)
+    assert missing(instance) == dict.fromkeys(missing(instance), 0)
 
 
 def test_a_chat_the_old_rule_folded_together_is_split_by_the_sensor(instance, workdir, monkeypatch):

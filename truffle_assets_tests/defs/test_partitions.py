@@ -13,7 +13,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from truffle_assets.defs.partitions import LEGACY_CHATS, LEGACY_LAYOUT, chat_months, in_key_order, legacy_layout
+from truffle_assets.defs.partitions import (
+    LEGACY_CHATS, LEGACY_LAYOUT, chat_months, in_key_order, layout, legacy_layout,
+)
 from truffle_assets.defs.pipeline import CHAT_MONTH_KEYS
 from truffle_assets.ingest.planning import ChatPlan, IngestPlan
 from truffle_assets_tests.conftest import TWO_CHATS, newcomer_env, write_export
@@ -67,14 +69,18 @@ def test_a_first_ingest_is_one_run_per_chat_and_leaves_nothing_missing(env, work
     assert [(r.tags["truffle/chat"], r.tags["truffle/months"]) for r in runs] == [
         ("dan", "2021-01..2022-06"), ("priya", "2024-01..2024-04"), ("rahul", "2024-03")]
 
-    # a new month for priya lands after the other chats' keys: its own run, and still nothing missing
+    # a re-export: priya's April changed and May is new. Her keys move to the end, months in order, so
+    # the two months are one run, and nothing is missing
     priya = workdir / "exports" / "WhatsApp Chat with Priya.txt"
-    priya.write_text(priya.read_text() + "05/05/2024, 10:00 - Priya: how was the match?\n")
+    priya.write_text(priya.read_text().replace("Happy early birthday!", "Happy early birthday!!")
+                     + "05/05/2024, 10:00 - Priya: how was the match?\n")
     later, _ = ingest(env)
     assert {c: [(r["first_month"], r["last_month"]) for r in e["runs"]] for c, e in later["chats"].items()} == {
-        "dan": [], "priya": [("2024-05", "2024-05")], "rahul": []}
+        "dan": [], "priya": [("2024-04", "2024-05")], "rahul": []}
     ui = seen_in_ui(env)
-    assert ui["keys"][-1] == "priya|2024-05" and ui["missing"] == dict.fromkeys(ui["missing"], 0)
+    assert ui["keys"] == ["dan|2021-01", "dan|2022-06", "rahul|2024-03", "priya|2024-01", "priya|2024-02",
+                          "priya|2024-04", "priya|2024-05"]
+    assert ui["missing"] == dict.fromkeys(ui["missing"], 0)
 
 
 def test_an_instance_of_the_calendar_month_layout_is_migrated_with_a_message(env):
@@ -91,6 +97,14 @@ def test_an_instance_of_the_calendar_month_layout_is_migrated_with_a_message(env
     assert not ui["legacy"] and len(ui["keys"]) == 6 and ui["missing"] == dict.fromkeys(ui["missing"], 0)
     again, stderr = ingest(env)
     assert LEGACY_LAYOUT not in stderr and {e["status"] for e in again["chats"].values()} == {"up to date"}
+
+
+def test_a_chat_a_live_run_covers_keeps_its_keys_where_they_are():
+    existing = ["carol|2023-09", "dan|2022-06"]
+    months = {"carol": [date(2023, 9, 1), date(2023, 11, 1)]}
+    assert layout(existing, months) == (["carol|2023-09"], ["carol|2023-09", "carol|2023-11"])
+    assert layout(existing, months, busy={"carol"}) == ([], ["carol|2023-11"])  # appended: its own run
+    assert layout(["dan|2022-06", "carol|2023-09"], months) == ([], ["carol|2023-11"])  # already at the end
 
 
 def test_runs_are_cut_where_another_chats_key_lies_between():

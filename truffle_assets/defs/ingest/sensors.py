@@ -14,8 +14,8 @@ import dagster as dg
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.recovery import reap_dead_runs
 from truffle_assets.defs.partitions import (
-    HISTORY_START, LEGACY_CHATS, LEGACY_LAYOUT, chat_months, chat_range_tags, day_window, in_key_order, keys_to_add,
-    legacy_layout, plan_months, registered_chats,
+    HISTORY_START, LEGACY_CHATS, LEGACY_LAYOUT, busy_chats, chat_months, chat_range_tags, day_window, in_key_order,
+    key_order, layout, legacy_layout, plan_months, registered_chats,
 )
 from truffle_assets.defs.pipeline import chat_memory
 from truffle_assets.defs.resources import ExportsResource
@@ -47,9 +47,9 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
     scan = exports.scan()
     plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), registered=registered_chats(keys),
                        seen=seen, full=migrate, forget=exports.tombstones())
-    # the daemon adds new keys before it launches the runs, in this order
-    new_keys = keys_to_add(keys, plan_months(plan))
-    plan = in_key_order(plan, [*keys, *new_keys])
+    # the daemon applies the partition requests, in this order, before it launches the runs
+    gone, new_keys = layout(keys, plan_months(plan), busy_chats(context.instance))
+    plan = in_key_order(plan, key_order(keys, gone, new_keys))
     for exc in plan.unreadable:
         context.log.warning(str(exc))
     for col in scan.collisions:
@@ -58,7 +58,8 @@ def exports_sensor(context: dg.SensorEvaluationContext, exports: ExportsResource
         if c.outside:
             context.log.warning(f"{c.chat}: {len(c.outside)} days outside {HISTORY_START}..today have no partition; skipped")
     runs = [run_request(c.chat, months) for c in plan.chats for months in c.ranges]
-    partition_requests = [chat_months.build_add_request(new_keys)] if new_keys else []
+    partition_requests = [chat_months.build_delete_request(gone)] if gone else []
+    partition_requests += [chat_months.build_add_request(new_keys)] if new_keys else []
     if migrate:  # every chat's months are registered and requested in this tick
         partition_requests.append(dg.DeleteDynamicPartitionsRequest(
             LEGACY_CHATS, context.instance.get_dynamic_partitions(LEGACY_CHATS)))
