@@ -55,23 +55,6 @@ def describe_months(
             per_key[str(chat_month_key(chat, month))] = {**meta, **(extra(chat, month) if extra else {})}
     if len(per_key) == 1:
         return next(iter(per_key.values()))
-    add_partition_metadata(context, per_key)
-    return {}
-
-
-def add_partition_metadata(context: dg.AssetExecutionContext, per_key: dict[str, dict]) -> None:
-    """`context.add_asset_metadata(meta, partition_key=key)` for every key, the keys checked once.
-
-    Dagster's call resolves the run's whole partition range again for each key it is given (three
-    instance queries for the dynamic chats, then every key of the range), so a ranged run paid
-    O(months²) for its per-month metadata; here the range is resolved once and each month's
-    metadata recorded where that call records it.
-    """
-    unknown = per_key.keys() - set(context.partition_keys)
-    if unknown:
-        raise dg.DagsterInvariantViolationError(f"metadata for partitions this run does not target: {sorted(unknown)}")
-    step = context.get_step_execution_context()
-    acc = step._metadata_accumulator  # noqa: SLF001
     for key, meta in per_key.items():
-        acc = acc.with_additional_asset_metadata(asset_key=context.assets_def.key, partition_key=key, metadata=meta)
-    step._metadata_accumulator = acc  # noqa: SLF001
+        context.add_asset_metadata(meta, partition_key=key)
+    return {}
