@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 CHATS = ("WhatsApp Chat with Mummy.txt", "WhatsApp Chat - Tanya Grewal.txt")
-NOISE = re.compile(r"DEBUG|dagster - |Traceback|Warning|warn\(|Loading weights|n_ctx_seq|it/s\]|^\s*\{")
+NOISE = re.compile(r"DEBUG|dagster - |Traceback|warning|warn\(|Loading weights|n_ctx_seq|it/s\]|^\s*\{", re.I)
 
 
 def fresh_env(home: Path) -> dict:
