@@ -10,7 +10,6 @@ import shutil
 
 import dagster as dg
 import pytest
-from dagster._core.storage.partition_status_cache import get_and_update_asset_status_cache_value
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import DAGSTER_EVENT_ENV, local_dagster_home, quiet_runs
@@ -33,9 +32,9 @@ def broken(context):
 
 def _statuses(instance: dg.DagsterInstance, asset) -> tuple[set[str], set[str]]:
     """(materialized, failed) partition keys as the UI's partition view reads them."""
-    value = get_and_update_asset_status_cache_value(instance, asset.key, MONTHS)
-    return (set(value.deserialize_materialized_partition_subsets(MONTHS).get_partition_keys()),
-            set(value.deserialize_failed_partition_subsets(MONTHS).get_partition_keys()))
+    status = instance.get_status_by_partition(asset.key, MONTHS.get_partition_keys(), MONTHS) or {}
+    return ({k for k, v in status.items() if v == dg.AssetPartitionStatus.MATERIALIZED},
+            {k for k, v in status.items() if v == dg.AssetPartitionStatus.FAILED})
 
 
 def _failed_ranged_run(instance: dg.DagsterInstance) -> None:
@@ -70,7 +69,7 @@ def test_a_failed_ranged_run_reads_as_failed(truffle_env):
 
 
 @pytest.mark.skipif(not _installable(), reason="no PostgreSQL binaries and no apt-get to install them")
-def test_a_failed_ranged_run_reads_as_failed_on_postgres(truffle_env, pg_env, monkeypatch):
+def test_a_failed_ranged_run_reads_as_failed_on_postgres(truffle_env, pg_env, monkeypatch):  # noqa: F811
     for name, value in pg_env.items():
         monkeypatch.setenv(name, value)
     shutil.copy(paths.PROJECT_ROOT / "dagster.postgres.yaml", truffle_env / "dagster.yaml")
