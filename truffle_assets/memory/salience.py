@@ -275,7 +275,7 @@ def salience_histogram_png(values: list[float], bins: int = 20) -> bytes:
     ax.set_xlabel("salience")
     ax.set_ylabel("episodes")
     ax.set_xlim(0, 1)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.17, bottom=0.22, right=0.96, top=0.95)  # fixed: tight_layout doubles the cost
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

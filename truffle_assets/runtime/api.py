@@ -13,7 +13,8 @@
   qwen2.5-coder-0.5b)"); a request may name any model, the served one answers.
 - `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}[?around=N]` (with N
   neighbours each side), `GET /api/day/{chat_id}/{YYYY-MM-DD}`, `GET /api/facts/{fact_id}`: the
-  page's (and any client's) way to rate, regenerate and inspect.
+  page's (and any client's) way to rate, regenerate and inspect. `GET /api/memory/coverage`: the
+  published memory's chats, their display names and watermarks (`coverage_api`), the page's header.
 - `GET /` and `/static/*`: the web page (no external resources, no build step).
 
 With `token` set, every endpoint but the page's static files needs `Authorization: Bearer
@@ -46,6 +47,7 @@ from starlette.exceptions import HTTPException
 from truffle_assets.llm.gguf import describe
 from truffle_assets.runtime import forget_api
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
+from truffle_assets.runtime.coverage_api import router as coverage_router
 from truffle_assets.runtime.health_api import router as health_router
 from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
@@ -381,6 +383,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
 
     app.include_router(settings_router)  # GET/PUT /api/settings: what the store keeps
     app.include_router(health_router)  # GET /api/health: the model served now
+    app.include_router(coverage_router)  # GET /api/memory/coverage: the chats and dates the memory covers
 
     # -- the page (public: it holds no data and asks for the token itself)
     @app.get("/", include_in_schema=False)

@@ -43,7 +43,7 @@ def install_converter(dest: Path | None = None, version: str | None = None) -> P
         return dest
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+            [sys.executable, "-m", "pip", "download", "-qq", "--no-deps", "--no-binary", ":all:",
              f"llama-cpp-python=={version}", "-d", tmp],
             check=True,
         )

@@ -147,6 +147,16 @@ def built(pg_env, tmp_path_factory):
             yield root, instance, report
 
 
+def test_postgres_yaml_settings(pg_env, tmp_path, monkeypatch):
+    """The settings dagster.postgres.yaml shares with dagster.yaml, on an instance loaded from it."""
+    shutil.copy(CONFIG, tmp_path / "dagster.yaml")
+    for k, v in pg_env.items():
+        monkeypatch.setenv(k, v)
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert not instance.nux_enabled  # no "Join the community" dialog in the UI
+        assert not instance.telemetry_enabled
+
+
 def test_instance_storage_is_postgres(built):
     from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage
 

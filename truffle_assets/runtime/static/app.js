@@ -28,6 +28,7 @@ $("#token-form").addEventListener("submit", (ev) => {
   setStatus("");
   loadKeep();
   refreshModel();
+  refreshCoverage();
 });
 
 function setStatus(text, error) {
@@ -61,6 +62,7 @@ async function refreshModel() {
     else {
       if (token()) $("#token-box").hidden = false;  // one was given: let it be changed
       if (resp.ok) showModel(await resp.json());
+      refreshCoverage();
     }
   } catch (_) { /* the status line reports failures when the person asks */ }
 })();
@@ -105,6 +107,34 @@ function showFreshness(watermarks) {
   line.textContent = "memory current to " + dates[dates.length - 1] +
     (entries.length > 1 ? " (" + entries.length + " chats, oldest " + dates[0] + ")" : "");
   line.title = entries.map(([c, d]) => c + ": " + d).join("\n");
+}
+
+// what the published memory covers (GET /api/memory/coverage): each chat by name with the day it is current to
+function showCoverage(cov) {
+  const list = $("#coverage");
+  const chats = (cov && cov.chats) || [];
+  if (!chats.length) {
+    $("#freshness").textContent = "no memory published yet: run truffle ingest";
+    list.replaceChildren();
+    list.hidden = true;
+    return;
+  }
+  showFreshness(Object.fromEntries(chats.map((c) => [c.name || c.chat_id, c.watermark])));
+  if (cov.published_at) $("#freshness").title += "\npublished " + String(cov.published_at).replace("T", " ");
+  list.replaceChildren(...chats.map((c) => {
+    const li = el("li", "", (c.name || c.chat_id) + " · " + c.current_to);
+    li.dataset.chatId = c.chat_id;
+    return li;
+  }));
+  list.hidden = false;
+}
+
+async function refreshCoverage() {
+  try { showCoverage(await api("GET", "/api/memory/coverage")); return true; }
+  catch (e) {
+    if ($("#coverage").hidden) $("#freshness").textContent = "memory: unknown (" + e.message + ")";
+    return false;
+  }
 }
 
 const CITE = /\[msg:([^\]\s]{1,64})\]/g;
@@ -178,7 +208,7 @@ function showAnswer(turn, afterNode, node) {
   node.querySelector(".reroll").addEventListener("click", (ev) => reroll(turn.turn_id, node, ev.currentTarget));
   node.querySelector(".actions").hidden = false;
 
-  showFreshness(turn.watermarks);
+  refreshCoverage().then((ok) => { if (!ok) showFreshness(turn.watermarks); });
   scrollDown();
   return node;
 }
