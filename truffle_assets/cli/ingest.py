@@ -14,8 +14,8 @@ from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import local_dagster_home, quiet_runs
-from truffle_assets.cli.progress import IngestView, duration
-from truffle_assets.plurals import plural
+from truffle_assets.cli.progress import IngestView
+from truffle_assets.plurals import duration, plural
 from truffle_assets.files import json_default
 from truffle_assets.paths import PROJECT_ROOT
 

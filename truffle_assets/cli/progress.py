@@ -13,21 +13,13 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from truffle_assets.plurals import plural
+from truffle_assets.plurals import duration, plural
 
 
 
 def log_file_for(data_dir: Path) -> Path:
     """The log file of a data root: every Dagster event and library notice the console leaves out."""
     return Path(data_dir) / "logs" / "truffle.log"
-
-
-def duration(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, s = divmod(seconds, 60)
-    return f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 class View:

@@ -19,6 +19,7 @@ from typing import Any
 
 from truffle_assets.card_rollback import CARD, rollback_lines
 from truffle_assets.files import sha256_file
+from truffle_assets.plurals import duration
 
 # Energy is estimated, not metered: wall time × busy cores × an assumed per-core draw.
 WATTS_PER_CORE = 15.0
@@ -53,11 +54,8 @@ def _count(v: Any) -> str:
 
 
 def _duration(seconds: float) -> str:
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s} s"
-    h, m = divmod(s // 60, 60)
-    return (f"{h} h {m} min" if h else f"{m} min {s % 60} s") + f" ({s:,} s)"
+    s = round(seconds)
+    return duration(s) + (f" ({s:,} s)" if s >= 60 else "")
 
 
 def _value(v: Any) -> str:
