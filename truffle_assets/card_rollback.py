@@ -3,19 +3,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from truffle_assets.files import to_the_second
+
 CARD = "model_card.md"
 ROLLBACK_HEADING = "## Rollback"
-
-
-def _seconds(at: str) -> str:
-    try:
-        return datetime.fromisoformat(at).isoformat(timespec="seconds")
-    except (TypeError, ValueError):
-        return str(at)
 
 
 def rollback_lines(run_id: str, registry: Any | None) -> list[str]:
@@ -28,7 +22,7 @@ def rollback_lines(run_id: str, registry: Any | None) -> list[str]:
     where = f"the registry at `{registry.root}`"
     if active is not None and active.run_id == run_id:
         target = registry.rollback_target()
-        lines.append(f"- Active model of {where} since {_seconds(active.promoted_at)}.")
+        lines.append(f"- Active model of {where} since {to_the_second(active.promoted_at)}.")
         lines.append(f"- Rollback target: {target.run_id} (`truffle rollback` restores it; `truffle models` shows "
                      "the same)" if target else
                      "- Rollback target: none (no earlier model in this registry's history; `truffle rollback` "

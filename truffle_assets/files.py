@@ -38,6 +38,15 @@ def json_default(obj: Any) -> Any:
     return str(obj)
 
 
+def to_the_second(at: str) -> str:
+    """An ISO 8601 timestamp shown to the second (the registry records microseconds); text that is not
+    one is shown as it is."""
+    try:
+        return datetime.fromisoformat(at).isoformat(timespec="seconds")
+    except (TypeError, ValueError):
+        return str(at)
+
+
 def json_text(obj: Any) -> str:
     """`obj` as a JSON file's text: 2-space indent, UTF-8 characters as they are, a final newline."""
     return json.dumps(obj, indent=2, ensure_ascii=False, default=json_default) + "\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import materialize_locally
-from truffle_assets.files import json_default
+from truffle_assets.files import json_default, to_the_second
 
 
 def train_run_config(args: argparse.Namespace) -> dict:
@@ -188,16 +188,6 @@ def cmd_prune_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _when(at: str) -> str:
-    """ISO 8601 to the second (the registry records microseconds)."""
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(at).isoformat(timespec="seconds")
-    except (TypeError, ValueError):
-        return str(at)
-
-
 def _gate(passed: bool | None) -> str:
     return "passed" if passed is True else "failed" if passed is False else "–"  # a rollback checks no gate
 
@@ -235,7 +225,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if active is None:
         print(f"active: none (nothing promoted in {root})")
     else:
-        print(f"active: {active.run_id} (since {_when(active.promoted_at)}{', forced' if active.forced else ''})")
+        print(f"active: {active.run_id} (since {to_the_second(active.promoted_at)}{', forced' if active.forced else ''})")
         print(f"  gguf: {active.gguf_path}")
     print(f"served: {served['description']}, {served['gguf']}" if "error" not in served else
           f"served: unknown ({served['error']})")
@@ -244,7 +234,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if not history:
         return 0
     rows = [("when", "action", "run id", "gate", "forced", "reason")]
-    rows += [(_when(h.at), h.action, h.run_id, _gate(h.gate_passed), "yes" if h.forced else "no", h.why or "–")
+    rows += [(to_the_second(h.at), h.action, h.run_id, _gate(h.gate_passed), "yes" if h.forced else "no", h.why or "–")
              for h in history]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     print()
