@@ -18,6 +18,7 @@ NOISY_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "to
                  "urllib3", "filelock", "datasets", "peft", "trl", "py.warnings", "llama.cpp")
 
 _llama_callback = None  # the ctypes callback must outlive the call that installs it
+_llama_quiet = False  # quiet_console() asked for it; installed when llama.cpp is first used in this process
 _handler: logging.Handler | None = None  # the one the noisy loggers share; closed when replaced
 
 
@@ -57,7 +58,10 @@ def quiet_console(verbose: bool = False, log_file: Path | None = None) -> None:
         lg = logging.getLogger(name)
         lg.handlers[:] = [handler]
         lg.propagate = False
-    _quiet_llama_cpp()
+    global _llama_quiet
+    _llama_quiet = True
+    if "llama_cpp" in sys.modules:  # else quiet_llama_cpp() installs it when llama.cpp is first used
+        _quiet_llama_cpp()
 
 
 def log_file_handler(log_file: Path) -> logging.Handler:
@@ -67,6 +71,14 @@ def log_file_handler(log_file: Path) -> logging.Handler:
     handler = logging.FileHandler(log_file, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
     return handler
+
+
+def quiet_llama_cpp() -> None:
+    """Call before using llama.cpp in this process: its log lines go where quiet_console() sends the
+    rest (nothing happens without that call, under --verbose, or once done). Loading llama_cpp only
+    here keeps it out of the start-up of every command."""
+    if _llama_quiet and _llama_callback is None:
+        _quiet_llama_cpp()
 
 
 def _quiet_llama_cpp() -> None:

@@ -31,6 +31,9 @@ class TokenCounter:
         if p.is_file() and p.suffix == ".gguf":
             from llama_cpp import Llama
 
+            from truffle_assets.quiet import quiet_llama_cpp
+
+            quiet_llama_cpp()
             self.kind = "gguf"
             self._llama = Llama(model_path=str(p), vocab_only=True, verbose=False)
             self._hf = None

@@ -80,6 +80,10 @@ def convert(hf_dir: str | Path, out_path: str | Path, outtype: str = "f16", pre_
 def quantize(src: str | Path, dst: str | Path, qtype: str) -> Path:
     import llama_cpp
 
+    from truffle_assets.quiet import quiet_llama_cpp
+
+    quiet_llama_cpp()
+
     if qtype not in QUANT_TYPES:
         raise ExportError(f"unknown quantization {qtype!r}; choose from {sorted(QUANT_TYPES)}")
     params = llama_cpp.llama_model_quantize_default_params()
@@ -111,6 +115,9 @@ def load_llama(path: str | Path, n_ctx: int = 2048):
 
     import llama_cpp
 
+    from truffle_assets.quiet import quiet_llama_cpp
+
+    quiet_llama_cpp()
     with contextlib.redirect_stderr(io.StringIO()):
         return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=1, n_threads_batch=2, verbose=False, seed=0)
 
