@@ -33,7 +33,8 @@ fi
 # A fine-tuned model shipped with the repository (models/shipped/<run>/: its LoRA adapter) is rebuilt
 # into the GGUF its eval gate passed (sha256-checked) and made active when no model is active yet.
 # A failed rebuild does not fail setup: the base model is served instead, and the reason is printed.
-if compgen -G "models/shipped/*/ship.json" >/dev/null; then
+# SETUP_SHIPPED=later leaves it to `truffle up`, which rebuilds it while the first chats ingest.
+if [ "${SETUP_SHIPPED:-now}" != later ] && compgen -G "models/shipped/*/ship.json" >/dev/null; then
   echo "shipped fine-tuned model: installing it unless a model is active (a rebuild takes a few minutes)"
   if ! .venv/bin/truffle install-shipped; then
     echo "!!! WARNING: the shipped fine-tuned model was NOT installed (reason above); the base model is served." >&2

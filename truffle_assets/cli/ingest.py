@@ -8,13 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from truffle_assets import paths
 from truffle_assets.cli.dagster_local import local_dagster_home, quiet_runs
-from truffle_assets.cli.progress import IngestView
+from truffle_assets.cli.progress import IngestView, log_file_for
 from truffle_assets.plurals import duration, plural
 from truffle_assets.files import json_default
 from truffle_assets.paths import PROJECT_ROOT
@@ -34,14 +32,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return exit_status(report)
 
 
-def _ingest(args: argparse.Namespace, **kw) -> dict:
+def _ingest(args: argparse.Namespace, also=None, **kw) -> dict:
     """`ingest_all` under a progress view, Dagster's events in the log file; then the summary (or the
-    JSON report with `--json`) on stdout."""
+    JSON report with `--json`) on stdout. `also` hears the runner's progress too."""
     from truffle_assets.defs.ingest.runner import ingest_all
 
     view = IngestView(live=None if not args.verbose else False)
+    hear = view if also is None else lambda p: (view(p), also(p))
     with quiet_runs(Path(kw["db_path"]).parent, args.verbose) as log_file, view:
-        report = ingest_all(user_name=args.user, progress=view, **kw)
+        report = ingest_all(user_name=args.user, progress=hear, **kw)
     report["log_file"] = str(log_file)
     if args.json:
         print(json.dumps(report, indent=2, default=json_default), flush=True)
@@ -95,29 +94,39 @@ def exit_status(report: dict, command: str = "ingest") -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1."""
+    """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1. The chat server
+    starts as soon as the first chat is in (the chats written to most go first) and the shipped model
+    is rebuilt beside the ingest, so a person can ask while the rest builds."""
+    from truffle_assets.cli.chat_server import ChatOpener, ShippedInstall, output_to
     from truffle_assets.ingest.exports import scan_exports
     from truffle_assets.synth import write_corpus
 
-    out = sys.stderr if args.json else sys.stdout  # with --json, stdout holds the report alone
-    exports = Path(args.exports)
+    def say(text: str) -> None:  # resolved at each call: while the progress line is live, rich holds stdout
+        print(text, file=sys.stderr if args.json else sys.stdout, flush=True)  # with --json, stdout holds the report alone
+
+    exports, db = Path(args.exports), Path(args.db)
     exports.mkdir(parents=True, exist_ok=True)
     if not scan_exports(exports):
-        print(f"{exports} is empty: writing the sample export set into it", file=out, flush=True)
+        say(f"{exports} is empty: writing the sample export set into it")
         write_corpus(exports, chats=args.sample_chats, tokens=args.sample_tokens, seed=7)
     local_dagster_home()
-    report = _ingest(args, exports_dir=exports, db_path=Path(args.db), instance_kind="local")
+    opener = None
+    if not (args.no_ui or args.no_chat):
+        log_file = log_file_for(db.parent)
+        opener = ChatOpener(args.chat_port, log_file, args.verbose, say, ShippedInstall(log_file, args.verbose),
+                            db.parent / "published")
+    report = _ingest(args, exports_dir=exports, db_path=db, instance_kind="local", also=opener)
     if args.no_ui:
         return exit_status(report, "up")
     if report["status"] != "ok":  # loud, but the UI still starts: it shows what failed
         exit_status(report, "up")
     log_file = Path(report["log_file"])
-    chat = None if args.no_chat else start_chat(args.chat_port, log_file, args.verbose, out)
+    chat = None if opener is None else opener.wait()
     url = f"http://127.0.0.1:{args.port}/asset-groups"  # the webserver's global asset lineage page
-    print(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})", file=out, flush=True)
+    say(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})")
     dagster = Path(sys.executable).with_name("dagster")
     try:
-        with _output_to(log_file, args.verbose) as sink:
+        with output_to(log_file, args.verbose) as sink:
             code = subprocess.call(
                 [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
                 cwd=PROJECT_ROOT, stdout=sink, stderr=sink,
@@ -129,42 +138,6 @@ def cmd_up(args: argparse.Namespace) -> int:
         if chat is not None:
             os.killpg(chat.pid, signal.SIGTERM)  # the chat server stops its llama.cpp server on SIGTERM
             chat.wait(timeout=30)
-
-
-@contextmanager
-def _output_to(log_file: Path, verbose: bool):
-    """Where a child process's output goes: the console with --verbose, else the end of the log file."""
-    if verbose:
-        yield None
-        return
-    with open(log_file, "a", encoding="utf-8") as sink:
-        yield sink
-
-
-def start_chat(port: int, log_file: Path, verbose: bool = False, out=sys.stdout,
-               timeout_s: float = 180.0) -> subprocess.Popen | None:
-    """`truffle serve` in the background (own process group) until its API answers; its output goes
-    to `log_file` unless `verbose`."""
-    import urllib.request
-
-    with _output_to(log_file, verbose) as sink:
-        proc = subprocess.Popen([str(Path(sys.executable).with_name("truffle")), "serve", "--port", str(port)],
-                                cwd=PROJECT_ROOT, start_new_session=True, stdout=sink, stderr=sink)
-    print(f"starting the chat server (a model load takes a minute; its output: {log_file})", file=out, flush=True)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            print(f"warning: the chat server exited with {proc.returncode}; its output: {log_file}", file=sys.stderr)
-            return None
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
-                print(f"Chat: http://127.0.0.1:{port}/  (OpenAI-compatible API at http://127.0.0.1:{port}/v1; "
-                      f"CLI: truffle ask / truffle chat)", file=out, flush=True)
-                return proc
-        except OSError:
-            time.sleep(1)
-    print(f"warning: the chat server did not answer within {timeout_s:.0f} s; its output: {log_file}", file=sys.stderr)
-    return proc
 
 
 def add_commands(sub) -> None:

@@ -42,6 +42,7 @@ class ChatPlan:
     months: list[date] = field(default_factory=list)  # every month with messages inside the window
     changed: list[date] = field(default_factory=list, repr=False)  # the changed days inside the window
     digests: dict[str, str] = field(default_factory=dict, repr=False)  # the export's day digests
+    written: int = 0  # messages the user wrote in it (every person's message when the user is unknown)
 
 
 @dataclass
@@ -57,6 +58,10 @@ class IngestPlan:
             replace(c, ranges=group_ranges(c.changed, c.digests, lambda m, chat=c.chat: position(chat, m)))
             for c in self.chats])
 
+    def most_written_first(self) -> IngestPlan:
+        """The chats the user writes to most come first, so their memory is there first."""
+        return replace(self, chats=sorted(self.chats, key=lambda c: (-c.written, c.chat)))
+
 
 def plan_ingest(
     exports: Mapping[str, list[Path]],
@@ -68,6 +73,7 @@ def plan_ingest(
     full: bool = False,
     only: Collection[str] | None = None,
     forget: Tombstones | None = None,
+    user: str | None = None,
 ) -> IngestPlan:
     """Plan runs for `exports` (chat -> files) against `stored` (chat -> stored day digests).
 
@@ -80,7 +86,8 @@ def plan_ingest(
     its own chat id by `chat_ids`) is read, so the days its messages left are planned.
     `only` limits the plan to those chats; `window` is the first and
     last day that have a partition. `forget` drops what the user forgot before digests are
-    taken, so the days that held it are planned like days edited in WhatsApp.
+    taken, so the days that held it are planned like days edited in WhatsApp. `user` (the exporting
+    user's name) counts the messages they wrote in each chat (`ChatPlan.written`).
     """
     # a cursor from before chats were recorded (flat file -> hash) matches no chat: read once
     before = {c: dict(h) for c, h in (seen or {}).items() if isinstance(h, Mapping)}
@@ -95,7 +102,7 @@ def plan_ingest(
             files[chat] = hashes
             continue
         try:
-            load = load_chat(chat, exports[chat], forget=forget)
+            load = load_chat(chat, exports[chat], user=user, forget=forget)
         except ExportError as exc:  # a half-copied or broken file must not hold up other chats
             unreadable.append(exc)
             continue
@@ -106,7 +113,9 @@ def plan_ingest(
         calendar = {m: i for i, m in enumerate(months_between(held[0], held[-1]))} if held else {}
         ranges = group_ranges(inside, digests, calendar.__getitem__)
         with_messages, _ = split_window([date.fromisoformat(d) for d in digests], window)
-        planned.append(ChatPlan(chat, len(load.days), ranges, outside, months_of(with_messages), inside, digests))
+        written = int(load.rows["is_user"].sum() if user else load.rows["author"].is_not_null().sum())
+        planned.append(ChatPlan(chat, len(load.days), ranges, outside, months_of(with_messages), inside, digests,
+                                written))
         if hashes:
             files[chat] = hashes
     return IngestPlan(planned, unreadable, files)

@@ -47,6 +47,7 @@ from starlette.exceptions import HTTPException
 from truffle_assets.llm.gguf import describe
 from truffle_assets.runtime import forget_api
 from truffle_assets.runtime.api_guard import ApiGuard, error_response
+from truffle_assets.runtime.coverage_api import coverage, summary_line
 from truffle_assets.runtime.coverage_api import router as coverage_router
 from truffle_assets.runtime.health_api import router as health_router
 from truffle_assets.runtime.inspector_api import register_inspector
@@ -249,9 +250,16 @@ def _listed_model(service: Any) -> dict[str, Any]:
         status = {}
     model_id = status.get("id") or name
     description = status.get("description") or describe({"id": model_id, "source": "endpoint"})
+    try:  # what the memory behind the model covers; while it builds, the description says so
+        cov = coverage(service.config.published_dir)
+    except Exception:  # noqa: BLE001 - a service without a published memory still lists its model
+        cov = None
+    memory = None if cov is None else {
+        "chats": len(cov["chats"]), "current_to": cov["current_to"], "building": cov["building"]}
+    building = summary_line(cov) if cov else None
     return {"id": model_id, "object": "model", "created": 0, "owned_by": "truffle",
-            "description": description,
-            "truffle": {"backend": name, "model": status}}
+            "description": f"{description.rstrip('.')}. {building}" if building else description,
+            "truffle": {"backend": name, "model": status, "memory": memory}}
 
 
 # ---- the app ----------------------------------------------------------------------------------------

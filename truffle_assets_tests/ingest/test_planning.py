@@ -158,3 +158,16 @@ def test_unreadable_export_is_reported_and_other_chats_planned(workdir, alice_ex
     assert spans(plan) == {"alice": [(MARCH, MARCH)]}
     assert [type(e) for e in plan.unreadable] == [ExportError] and "Junk" in str(plan.unreadable[0])
     assert plan.files == {"alice": {str(alice_export): sha256_file(alice_export)}}  # the broken file is retried next tick
+
+
+def test_the_chats_the_user_writes_to_most_come_first(workdir, alice_export, bob_export, carol_export):
+    """Alice: 2 of the user's messages, Bob 1, Carol 2 of 5: ordered by the user's own messages (then by
+    chat), not alphabetically and not by the chat's size; without a user, every message counts."""
+    exports = scan_exports(workdir / "exports")
+    plan = plan_ingest(exports, NOTHING_STORED, WINDOW, registered=set(), user="Bob")
+    assert [(c.chat, c.written) for c in plan.chats] == [("alice", 0), ("bob", 1), ("carol", 0)]
+    assert [c.chat for c in plan.most_written_first().chats] == ["bob", "alice", "carol"]
+    plan = plan_ingest(exports, NOTHING_STORED, WINDOW, registered=set(), user="Arjun")
+    assert [(c.chat, c.written) for c in plan.most_written_first().chats] == [("alice", 2), ("carol", 2), ("bob", 1)]
+    plan = plan_ingest(exports, NOTHING_STORED, WINDOW, registered=set())
+    assert [(c.chat, c.written) for c in plan.most_written_first().chats] == [("alice", 5), ("carol", 5), ("bob", 2)]

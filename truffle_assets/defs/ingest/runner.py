@@ -24,6 +24,7 @@ import dagster as dg
 
 from truffle_assets import faults, store
 from truffle_assets.ingest import stage_days
+from truffle_assets.ingest.build_status import BuildStatus
 from truffle_assets.defs.ingest.assets import unreadable_observation
 from truffle_assets.defs.recovery import fail_own_runs, owner_tags, reap_dead_runs
 from truffle_assets.defs.run_log import failures, listening, materialize
@@ -106,7 +107,7 @@ def ingest_all(
         print(f"truffle ingest: {LEGACY_LAYOUT}", file=sys.stderr, flush=True)
     scan = exports.scan()
     plan = plan_ingest(scan.chats, exports.ingested().load, day_window(), full=full or migrate,
-                       only=chats_wanted, forget=exports.tombstones())
+                       only=chats_wanted, forget=exports.tombstones(), user=user)
     for exc in plan.unreadable:  # reported, and every other chat still runs
         print(f"truffle ingest: skipped {exc}", file=sys.stderr, flush=True)
     for col in scan.collisions:  # kept apart, not merged
@@ -116,7 +117,7 @@ def ingest_all(
     if refacts is not None:  # a forgotten fact's month, though no day of it changed
         wanted.setdefault(refacts[0], []).append(refacts[1])
     add_chat_months(instance, wanted)
-    plan = in_key_order(plan, instance.get_dynamic_partitions(chat_months.name))
+    plan = in_key_order(plan, instance.get_dynamic_partitions(chat_months.name)).most_written_first()
     try:
         report = _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
                            refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
@@ -138,8 +139,22 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
                     "unreadable": [e.as_dict() for e in plan.unreadable]}
     tell(Progress("plan", runs=[(c.chat, months_label(r.first, r.last), len(r.months))
                                 for c in plan.chats for r in c.ranges]))
+    todo = [c.chat for c in plan.chats if c.ranges]
+    with BuildStatus(data_dir / "published", [c.chat for c in plan.chats], todo, record=memory and bool(todo)) as build:
+        _build(plan, instance, resources, selection, full, memory, db_path, data_dir, refacts, tags, tell, progress,
+               report, build)
+        build.finished(ok=not report["failed"])
+    report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
+    return report
+
+
+def _build(plan, instance, resources, selection, full, memory, db_path, data_dir, refacts, tags, tell, progress,
+           report: dict, build: BuildStatus) -> None:
+    """The plan's runs, chat after chat, then the profile: `report` and `build` follow them as they end."""
     for c in plan.chats:
         entry: dict = {"days_in_export": c.days_in_export, "runs": []}
+        if c.ranges:
+            build.chat_started(c.chat)
         for months in c.ranges:
             label, n = months_label(months.first, months.last), len(months.months)
             tell(Progress("run_start", c.chat, label, n))
@@ -157,6 +172,8 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
             tell(Progress("run_end", c.chat, label, n, ok=result.success))
         entry["status"] = "ingested" if entry["runs"] else "up to date"
         report["chats"][c.chat] = entry
+        if c.ranges:
+            build.chat_ended(c.chat, all(r["success"] for r in entry["runs"]))
         tell(Progress("chat_end", c.chat, entry=entry))
     if refacts is not None:
         chat, month = refacts
@@ -168,12 +185,11 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
     if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
                    or profile_behind(db_path, data_dir / "published")):
         tell(Progress("run_start", None, "profile"))
+        build.profile_started()
         result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress, job=memory_profile)
         report["profile"] = _whole(result)
         report["failed"] += not result.success
         tell(Progress("run_end", None, "profile", ok=result.success))
-    report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
-    return report
 
 
 def _whole(result: dg.ExecuteInProcessResult) -> dict:

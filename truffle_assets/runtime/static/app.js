@@ -109,17 +109,34 @@ function showFreshness(watermarks) {
   line.title = entries.map(([c, d]) => c + ": " + d).join("\n");
 }
 
-// what the published memory covers (GET /api/memory/coverage): each chat by name with the day it is current to
+// "Building memory: 4 of 10 chats, current to 2024-10-21" while a build runs (as /v1/models says it)
+function buildingLine(cov) {
+  const b = cov && cov.building;
+  if (!b) return "";
+  const where = b.stage === "profile" ? "all chats in, writing the profile"
+    : b.chats_done + " of " + b.chats_total + " chats";
+  return "Building memory: " + where + (cov.current_to ? ", current to " + cov.current_to : "");
+}
+
+let coveragePoll = null;
+
+// what the published memory covers (GET /api/memory/coverage): each chat by name with the day it is
+// current to; while memory builds, how far it is, asked again every few seconds until it is done
 function showCoverage(cov) {
   const list = $("#coverage");
   const chats = (cov && cov.chats) || [];
+  const building = buildingLine(cov);
+  clearTimeout(coveragePoll);
+  if (building) coveragePoll = setTimeout(refreshCoverage, 5000);
   if (!chats.length) {
-    $("#freshness").textContent = "no memory published yet: run truffle ingest";
+    $("#freshness").textContent = building ? building + " (the first chat answers once it is in)"
+      : "no memory published yet: run truffle ingest";
     list.replaceChildren();
     list.hidden = true;
     return;
   }
   showFreshness(Object.fromEntries(chats.map((c) => [c.name || c.chat_id, c.watermark])));
+  if (building) $("#freshness").textContent = building;
   if (cov.published_at) $("#freshness").title += "\npublished " + String(cov.published_at).replace("T", " ");
   list.replaceChildren(...chats.map((c) => {
     const li = el("li", "", (c.name || c.chat_id) + " · " + c.current_to);
