@@ -21,8 +21,9 @@ Two tables live under `root`:
 * `episodic_summaries` — one row per summary, with the episode's message ids for expansion.
 
 Writes are per (chat, day), delete-then-add, so re-running a day is idempotent.
-Vectors are reused from the rows being replaced when the embedded text (hash in `text_sha`) is
-unchanged, so re-materialising an unchanged day costs no embedding. Readers open the tables at
+A vector is keyed by the hash of the text it embeds (`text_sha`): a text already stored, in the
+rows being replaced or anywhere else in the table, is not embedded again, and a text repeated in
+one write is embedded once, so re-materialising an unchanged day costs no embedding. Readers open the tables at
 the versions written to `latest.json` by `publish()`, never at a half-written head.
 """
 
@@ -48,6 +49,7 @@ SUMMARY_TABLE = "episodic_summaries"
 TABLES = (RAW_TABLE, SUMMARY_TABLE)
 SCALAR_KEYS = {RAW_TABLE: ("message_id", "episode_id"), SUMMARY_TABLE: ("episode_id",)}
 FTS_COLUMNS = {RAW_TABLE: ("passage", "keys"), SUMMARY_TABLE: ("text",)}
+_SHA_LOOKUP_CHUNK = 2_000  # text hashes per `IN (...)` lookup: keeps each query's SQL small
 VECTOR_INDEX_MIN_ROWS = 10_000  # flat search costs ~1.7 ms per 1K rows here (53 ms at 30K); IVF-SQ ~25 ms at 300K
 POINTER_NAME = "latest.json"
 
@@ -194,7 +196,9 @@ def passage(author: str | None, text: str, gloss_passages: bool = True) -> str:
 
 def build_passages(rows: pl.DataFrame, context_prev: bool = False, gloss_passages: bool = True) -> list[str]:
     """What gets embedded and BM25-indexed for each message row (same order as `rows`)."""
-    own = [passage(a, t, gloss_passages) for a, t in zip(rows["author"].to_list(), rows["text"].to_list())]
+    pairs = list(zip(rows["author"].to_list(), rows["text"].to_list()))
+    made = {pair: passage(*pair, gloss_passages) for pair in dict.fromkeys(pairs)}  # a repeated line glossed once
+    own = [made[pair] for pair in pairs]
     if not context_prev or rows.is_empty():
         return own
     # previous message of the same episode, by time; none for the first message of an episode
@@ -300,7 +304,7 @@ class MemoryIndex:
         for name, rows in ((RAW_TABLE, raw_rows), (SUMMARY_TABLE, summary_rows)):
             tbl = self.table(name)
             rows = self._check_rows(name, rows, chat_id, days)
-            data, n_embedded = self._with_vectors(name, tbl, rows, where)
+            data, n_embedded = self._with_vectors(name, tbl, rows)
             before = tbl.count_rows(where)
             dropped = 0
             if before and name == RAW_TABLE:  # messages gone from these days: old versions still hold them
@@ -331,7 +335,7 @@ class MemoryIndex:
             raise ValueError(f"{name}: {outside.height} rows fall outside partitions {chat_id} × {days}")
         return rows
 
-    def _with_vectors(self, name: str, tbl, rows: pl.DataFrame, where: str) -> tuple[pa.Table, int]:
+    def _with_vectors(self, name: str, tbl, rows: pl.DataFrame) -> tuple[pa.Table, int]:
         if rows.is_empty():
             return pa.table({}), 0
         model = self.embedder.model_name
@@ -342,23 +346,19 @@ class MemoryIndex:
         else:
             texts = rows["text"].to_list()
         shas = [text_sha(t, model) for t in texts]
-        # Reuse vectors (and keys) of identical texts already stored in these partitions (unchanged episodes).
-        cached: dict[str, list[float]] = {}
+        # Reuse the vectors (and keys) of identical texts already stored: the rows being replaced
+        # (unchanged episodes) and the same text anywhere else ("ok", a greeting, a line sent to
+        # every chat); each other distinct text is embedded once, however many messages carry it.
+        cached: dict[str, np.ndarray] = {}
         cached_keys: dict[str, str] = {}
-        if tbl.count_rows(where):
-            cols = ["text_sha", "vector"] + (["keys"] if name == RAW_TABLE else [])
-            old = tbl.search().where(where).select(cols).limit(None).to_arrow()
-            cached = dict(zip(old["text_sha"].to_pylist(), old["vector"].to_pylist()))
-            if name == RAW_TABLE:
-                cached_keys = {s: k for s, k in zip(old["text_sha"].to_pylist(), old["keys"].to_pylist()) if k}
-        todo = [i for i, s in enumerate(shas) if s not in cached]
+        distinct = list(dict.fromkeys(shas))
+        for i in range(0, len(distinct), _SHA_LOOKUP_CHUNK):
+            self._stored(name, tbl, distinct[i:i + _SHA_LOOKUP_CHUNK], cached, cached_keys)
+        todo = {s: t for s, t in zip(shas, texts) if s not in cached}
         dim = self.embedder.dim if todo or not cached else len(next(iter(cached.values())))
-        vecs = np.zeros((len(texts), dim), dtype=np.float32)
-        for i, s in enumerate(shas):
-            if s in cached:
-                vecs[i] = cached[s]
         if todo:
-            vecs[todo] = self.embedder.encode([texts[i] for i in todo])
+            cached.update(zip(todo, self.embedder.encode(list(todo.values()))))
+        vecs = np.stack([cached[s] for s in shas]).astype(np.float32, copy=False)
         rows = rows.with_columns(pl.Series("text_sha", shas, dtype=pl.String))
         if name == RAW_TABLE:
             keys = (self._keys(rows["text"].to_list(), shas, cached_keys) if self.entity_keys
@@ -375,10 +375,23 @@ class MemoryIndex:
         return pa.table(cols, schema=schema), len(todo)
 
     @staticmethod
+    def _stored(name: str, tbl, shas: list[str], vectors: dict[str, np.ndarray], keys: dict[str, str]) -> None:
+        """Add the stored vectors (and non-empty keys) of the texts hashed `shas`, by hash."""
+        cols = ["text_sha", "vector"] + (["keys"] if name == RAW_TABLE else [])
+        old = tbl.search().where(sql_in("text_sha", shas)).select(cols).limit(None).to_arrow()
+        if not old.num_rows:
+            return
+        found = old["text_sha"].to_pylist()
+        vecs = old["vector"].combine_chunks()
+        vectors.update(zip(found, vecs.flatten().to_numpy().reshape(len(vecs), -1)))
+        if name == RAW_TABLE:
+            keys.update((s, k) for s, k in zip(found, old["keys"].to_pylist()) if k)
+
+    @staticmethod
     def _keys(texts: list[str], shas: list[str], cached: dict[str, str]) -> list[str]:
-        todo = [i for i, s in enumerate(shas) if s not in cached]
-        fresh = dict(zip(todo, message_keys([texts[i] for i in todo])))
-        return [fresh[i] if i in fresh else cached[s] for i, s in enumerate(shas)]
+        todo = {s: t for s, t in zip(shas, texts) if s not in cached}
+        fresh = dict(zip(todo, message_keys(list(todo.values()))))
+        return [fresh[s] if s in fresh else cached[s] for s in shas]
 
     def refresh_indexes(self) -> dict[str, Any]:
         """Build the BM25, id and (when it pays) vector indexes a table lacks, then fold new rows in.

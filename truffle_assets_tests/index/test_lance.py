@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -58,6 +59,24 @@ def test_delete_by_partition_leaves_other_days(tmp_path, embedder):
     assert tbl.count_rows("chat_id = 'alice'") == 3 and idx.table(SUMMARY_TABLE).count_rows() == 0
     with pytest.raises(ValueError):  # a writer may only touch the partitions it names
         idx.upsert_partitions("alice", [D1], raw.filter(pl.col("chat_id") == "bob"), pl.DataFrame())
+
+
+def test_a_repeated_line_is_embedded_once_and_a_line_stored_in_another_chat_not_again(tmp_path, embedder):
+    idx = MemoryIndex(tmp_path / "idx", embedder)
+    raw, _ = _rows()
+    alice = raw.filter(pl.col("chat_id") == "alice")
+    assert idx.upsert_partitions("alice", [D1, D2], alice)[RAW_TABLE]["embedded"] == 6
+    bob = raw.filter(pl.col("chat_id") == "bob")
+    same = alice.filter(pl.col("message_id") == "a2").with_columns(pl.lit("bob").alias("chat_id"), pl.lit(D3).alias("day"))
+    twice = bob.filter(pl.col("message_id") == "b2").with_columns(pl.lit("b3").alias("message_id"))
+    repeats = pl.concat([bob, twice, same.with_columns(pl.lit("b4").alias("message_id"))])
+    out = idx.upsert_partitions("bob", [D3], repeats)
+    assert out[RAW_TABLE] == {"deleted": 0, "added": 4, "embedded": 2, "dropped_messages": 0}  # b1 and b2 only
+    rows = {r["message_id"]: r for r in idx.table(RAW_TABLE).to_arrow().select(["message_id", "passage", "vector"]).to_pylist()}
+    assert rows["b4"]["passage"] == rows["a2"]["passage"] == "Arjun: That's wonderful, proud of you"
+    assert rows["b4"]["vector"] == rows["a2"]["vector"] and rows["b3"]["vector"] == rows["b2"]["vector"]
+    fresh = embedder.encode([rows["b2"]["passage"], rows["a2"]["passage"]])
+    assert np.allclose(rows["b3"]["vector"], fresh[0], atol=1e-5) and np.allclose(rows["b4"]["vector"], fresh[1], atol=1e-5)
 
 
 def test_refresh_publish_and_pinned_reader(tmp_path, embedder):
