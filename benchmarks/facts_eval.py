@@ -43,8 +43,10 @@ consolidated with the offline tier's (`add`, what the memory build does) or alon
 cached under `--work`/llm-cache. The fixtures set is always offline only.
 
 The last line is `fact_precision=<p> fact_recall=<r> heldout_precision=<hp> heldout_recall=<hr>
-evidence_correct=<e>`: p and r are the synthetic figures, hp, hr and e the natural held-out set's
-(e: share of matched facts citing an annotated line); the fixtures figures are on the line above.
+heldout_stale_current=<n> heldout_ended_closed=<c>/<k> evidence_correct=<e>`: p and r are the synthetic
+figures, the rest the natural held-out set's: n = facts the store shows as current (no valid_to) whose
+annotated value ended, c of k = ended annotated facts that were found and closed (valid_to set), e = share
+of matched facts citing an annotated line; the fixtures figures are on the line above.
 """
 
 from __future__ import annotations
@@ -313,7 +315,7 @@ def _print_summary(name: str, sc: hf.Score) -> None:
     print(f"{name}: evidence {sc.evidence_ok}/{sc.matched} matched facts cite an annotated line "
           f"(evidence ids {sc.evidence_ids_ok}/{sc.evidence_ids}); supersession: {sc.closed}/{sc.ended_found} "
           f"ended facts found were closed, {sc.linked}/{sc.link_cases} linked to their successor; "
-          f"stale (still current): {', '.join(sc.stale) or 'none'}")
+          f"stale (still current): {', '.join(sc.stale) or 'none'}; {len(sc.stale_current)} current facts whose value ended")
 
 
 DEVSET = ROOT / "benchmarks" / "devset" / "natural"
@@ -463,6 +465,7 @@ def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
         print("fixtures_precision=na fixtures_recall=na fixtures_recall_clear=na fixtures_evidence_correct=na")
     print(f"fact_precision={fmt(syn and syn['precision'])} fact_recall={fmt(syn and syn['recall'])} "
           f"heldout_precision={fmt(nat.precision if nat.predicted else None)} heldout_recall={fmt(nat.recall)} "
+          f"heldout_stale_current={len(nat.stale_current)} heldout_ended_closed={nat.closed}/{nat.ended_found} "
           f"evidence_correct={fmt(nat.evidence_correct if nat.matched else None)}")
     return {"synthetic": syn, "natural": nat, "fixtures": fx, "llm": llm and llm.client.stats.as_dict()}
 

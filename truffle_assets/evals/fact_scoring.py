@@ -40,7 +40,9 @@ Scores (`score`):
 - supersession: for every annotated fact with a valid_to (it ended) that was found, was it closed
   (valid_to set on a matching prediction)? and, when an annotated fact supersedes it and that was
   found too, does superseded_by name a prediction matching the successor? A found, ended fact left
-  open is "stale" (the profile would still show it as current).
+  open is "stale" (the profile would still show it as current); `stale_current` counts the
+  predictions themselves: facts the store shows as current (no valid_to) whose best match is an
+  annotated fact that ended.
 """
 
 from __future__ import annotations
@@ -393,6 +395,7 @@ class Score:
     linked: int
     link_cases: int
     stale: list[str]
+    stale_current: list[str]  # predicted ids: current in the store, matched to an annotated fact that ended
     matches: dict[str, str | None]  # predicted id -> annotated id
     verdict: dict[str, str]  # predicted id -> matched | distractor | unannotated | wrong
     found_ids: set[str]
@@ -478,6 +481,9 @@ def score(predicted: list[Predicted], annotated: list[Annotated],
     successor = {a.supersedes: a for a in annotated if a.supersedes}
     ended_found = closed = linked = link_cases = 0
     stale = []
+    ended_ids = {a.id for a in annotated if a.valid_to is not None}
+    stale_current = [p.id for p in predicted if verdict[p.id] == "matched" and p.valid_to is None
+                     and matches[p.id] in ended_ids]
     for a in annotated:
         if a.valid_to is None or a.id not in hits:
             continue
@@ -509,7 +515,7 @@ def score(predicted: list[Predicted], annotated: list[Annotated],
         predicted=len(predicted), matched=counts["matched"], distractor_hits=counts["distractor"],
         unannotated=counts["unannotated"], wrong=counts["wrong"], annotated=len(annotated), found=len(hits), found_any=found_any,
         evidence_ok=ev_ok, evidence_ids_ok=ev_ids_ok, evidence_ids=ev_ids, ended_found=ended_found, closed=closed,
-        linked=linked, link_cases=link_cases, stale=stale, matches=matches, verdict=verdict, found_ids=set(hits),
+        linked=linked, link_cases=link_cases, stale=stale, stale_current=stale_current, matches=matches, verdict=verdict, found_ids=set(hits),
         by_group={k: (v[0], v[1]) for k, v in sorted(groups.items())},
     )
 

@@ -72,9 +72,19 @@ def test_an_ended_fact_left_open_is_stale_and_an_unlinked_close_is_counted():
     s = hf.score(preds, ANNOTATED)
     assert (s.closed, s.ended_found, s.stale) == (0, 1, ["city_pune"])
     assert (s.linked, s.link_cases) == (0, 1)
+    assert s.stale_current == ["p_pune"]  # the store shows Pune as current: one stale fact
     preds[0].valid_to = date(2023, 6, 2)  # closed, but superseded_by names nothing
     s = hf.score(preds, ANNOTATED)
-    assert (s.closed, s.linked, s.stale) == (1, 0, [])
+    assert (s.closed, s.linked, s.stale, s.stale_current) == (1, 0, [], [])
+
+
+def test_a_closed_fact_beside_an_open_restatement_still_leaves_one_current_fact_stale():
+    # the ended value filed twice ("Lives in: Pune" closed, "Moved to: Pune" left open): the annotated
+    # fact counts as closed, but the store still shows Pune as current through the second fact
+    preds = [pred("p_pune", "lives_in", "Pune", ["m5"], first_seen=date(2021, 2, 1), valid_to=date(2023, 6, 1)),
+             pred("p_moved", "moved", "Pune", ["m5"], first_seen=date(2021, 2, 1))]
+    s = hf.score(preds, ANNOTATED)
+    assert (s.closed, s.ended_found, s.stale, s.stale_current) == (1, 1, [], ["p_moved"])
 
 
 def test_value_matching():
