@@ -36,11 +36,17 @@ recall, evidence, supersession: see that module's doc).
   each file its own chat, every author taken as "the user" in turn (facts are scored per file and
   speaker), 35 annotated self-statements (23 clear, 12 borderline).
 
-LLM tier C (`--llm add|only`): every episode of the dev or natural set goes through the summaries stage's
-tier-C call (summary + `prompts/extract_facts.md`) at an OpenAI-compatible endpoint (`--base-url`/`--model`,
-else TRUFFLE_LLM_*), or the embedded llama.cpp server on `--gguf` / the served model; its claims are
-consolidated with the offline tier's (`add`, what the memory build does) or alone (`only`). Answers are
-cached under `--work`/llm-cache. The fixtures set is always offline only.
+LLM facts (`--llm add|only`): the dev or natural set's episodes are scored for salience as the memory build
+scores them; the salient ones go through the summaries stage's tier-C call (summary + `prompts/extract_facts.md`)
+and the others holding a candidate statement about the user through the routed extraction
+(`truffle_assets.memory.llm_facts`; `--route salience` leaves it out, `--route all` reads every episode at tier
+C), at an OpenAI-compatible endpoint (`--base-url`/`--model`, else TRUFFLE_LLM_*), or the embedded llama.cpp
+server on `--gguf` / the served model; the claims are consolidated with the offline tier's (`add`, what the
+memory build does) or alone (`only`). Answers are cached under `--work`/llm-cache. The fixtures set is always
+offline only. A line `llm_coverage=<c> llm_token_share=<s> ...` precedes the last one: c is the share of the
+set's annotated facts with an evidence message among the lines sent to fact extraction, s the transcript
+tokens sent for facts over the set's transcript tokens (`memory.episodes.approx_tokens`), then the client's
+calls, cache hits, fallbacks and tokens (instructions included).
 
 The last line is `fact_precision=<p> fact_recall=<r> heldout_precision=<hp> heldout_recall=<hr>
 heldout_stale_current=<n> heldout_ended_closed=<c>/<k> evidence_correct=<e>`: p and r are the synthetic
@@ -112,28 +118,80 @@ def facts_for(messages: pl.DataFrame, llm: TierC | None = None) -> tuple[pl.Data
 
 
 class TierC:
-    """The LLM tier as the memory build runs it, over every episode (all scored tier C): the summaries
-    stage's extraction prompt and claim rules, through an OpenAI-compatible endpoint or the embedded
-    llama.cpp server. Answers are cached under the work dir, so a re-run only scores."""
+    """The LLM fact tiers as the memory build runs them: episodes scored for salience, tier C (summary +
+    facts) over the salient ones and the detector-routed extraction (`memory.llm_facts`) over the rest
+    that hold a candidate statement, through an OpenAI-compatible endpoint or the embedded llama.cpp
+    server. `route`: "build" (that), "salience" (tier C alone), "all" (every episode read at tier C).
+    Tier B summaries extract no facts and are not called. Answers are cached under the work dir, so a
+    re-run only scores.
 
-    def __init__(self, endpoint, work: Path, only: bool, limit: int | None) -> None:
+    Per set it records what reached extraction: `coverage(annotated)` is the share of annotated facts
+    with an evidence message among the lines sent; `token_share` the transcript tokens sent over the
+    set's."""
+
+    def __init__(self, endpoint, work: Path, only: bool, limit: int | None, route: str = "build",
+                 context_tokens: int = 8192, embedded: bool = False) -> None:
         from truffle_assets.llm.client import LLMClient, LLMConfig
 
-        self.only, self.limit, self.calls = only, limit, 0
-        self.client = LLMClient(LLMConfig(base_url=endpoint.base_url, model=endpoint.model, api_key=endpoint.api_key,
-                                          cache_dir=str(work / "llm-cache"), price_in_per_mtok=0.0,
-                                          price_out_per_mtok=0.0, max_output_tokens=1024))
+        self.only, self.limit, self.route, self.context_tokens = only, limit, route, context_tokens
+        self.calls = 0
+        self.sent_ids: set[str] = set()
+        self.sent_tokens = self.corpus_tokens = 0
+        self.figures: dict[str, tuple[float, float]] = {}  # set name -> (llm_coverage, llm_token_share)
+        where = {} if endpoint is None else {"base_url": endpoint.base_url, "model": endpoint.model,
+                                             "api_key": endpoint.api_key}  # None: count only, call nothing
+        # the embedded server answers one request at a time, slowly on a shared CPU: no queue, no timeout
+        local = {"max_concurrency": 1, "timeout_s": 1800.0, "max_retries": 1} if embedded else {}
+        self.client = LLMClient(LLMConfig(**where, **local, cache_dir=str(work / "llm-cache"), price_in_per_mtok=0.0,
+                                          price_out_per_mtok=0.0, max_output_tokens=1024, context_tokens=context_tokens))
 
-    def claims(self, msgs: pl.DataFrame) -> pl.DataFrame:
-        from truffle_assets.memory.episodes import build_episodes
-        from truffle_assets.memory.summaries import summarize_episodes
+    TIER_C = 0.7  # SummariesConfig's default
 
-        eps = build_episodes(msgs.sort("chat_id", "ts")).with_columns(salience=pl.lit(1.0))
+    def reach(self, msgs: pl.DataFrame):
+        """(episodes, tier-C episodes, routed episodes) for these messages; records the lines and
+        transcript tokens sent for facts, and the transcript's tokens. Calls nothing."""
+        from truffle_assets.memory.episodes import approx_tokens, build_episodes
+        from truffle_assets.memory.llm_facts import route
+        from truffle_assets.memory.salience import score_episodes, term_document_counts
+
+        eps = build_episodes(msgs.sort("chat_id", "ts"))
+        eps = score_episodes(eps, msgs, {}, term_document_counts(msgs)) if self.route != "all" else \
+            eps.with_columns(salience=pl.lit(1.0))
         if self.limit is not None:
             eps = eps.head(self.limit)
-        self.calls += eps.height
-        _, claims = summarize_episodes(eps, self.client, tier_b=0.0, tier_c=0.0)
-        return claims
+        read = eps.filter(pl.col("salience") >= (0.0 if self.route == "all" else self.TIER_C))
+        routed = route(eps, msgs, skip=set(read["id"].to_list())) if self.route == "build" else []
+        self.sent_ids = {m for ids in read["message_ids"].to_list() for m in ids}
+        self.sent_ids |= {list(r.episode["message_ids"])[i] for r in routed for i in r.excerpt}
+        self.corpus_tokens = sum(approx_tokens(t) for t in eps["text"].to_list())
+        self.sent_tokens = sum(approx_tokens(t) for t in read["text"].to_list()) + sum(r.tokens for r in routed)
+        return eps, read, routed
+
+    def claims(self, msgs: pl.DataFrame) -> pl.DataFrame:
+        from truffle_assets.memory.llm_facts import extract_facts, route
+        from truffle_assets.memory.summaries import FACT_CLAIMS_SCHEMA, summarize_episodes
+
+        eps, read, routed = self.reach(msgs)
+        if not self.client.enabled:
+            return pl.DataFrame(schema=FACT_CLAIMS_SCHEMA)
+        tier_c = 0.0 if self.route == "all" else self.TIER_C
+        # tier B extracts no facts: only tier C is called
+        summ, claims = summarize_episodes(eps.filter(pl.col("salience") >= tier_c), self.client, tier_c, tier_c)
+        self.calls = read.height
+        if self.route != "build":
+            return claims
+        answered = set(summ.filter((pl.col("tier") == "C") & (pl.col("source") == "llm"))["episode_id"].to_list())
+        routed = routed + route(read.filter(~pl.col("id").is_in(sorted(answered))), msgs)  # tier C failed
+        facts, stats = extract_facts(routed, self.client, self.context_tokens)
+        self.calls += stats["batches"]
+        return pl.concat([claims, facts], how="vertical_relaxed")
+
+    def coverage(self, annotated) -> float:
+        return sum(1 for a in annotated if a.evidence & self.sent_ids) / len(annotated) if annotated else 0.0
+
+    @property
+    def token_share(self) -> float:
+        return self.sent_tokens / self.corpus_tokens if self.corpus_tokens else 0.0
 
 
 # ---- scoring ---------------------------------------------------------------------------------------
@@ -237,7 +295,7 @@ def score(facts: pl.DataFrame, gt: dict) -> dict:
     }
 
 
-def run_synthetic(args: argparse.Namespace) -> dict:
+def run_synthetic(args: argparse.Namespace, llm: TierC | None = None) -> dict:
     t0 = time.perf_counter()
     exports, gt = corpus(args.work, args.tokens, args.chats, args.seed)
     messages = load_messages(exports, gt.get("user", USER))
@@ -247,6 +305,10 @@ def run_synthetic(args: argparse.Namespace) -> dict:
     claims, facts = facts_for(inputs)
     t3 = time.perf_counter()
     s = score(facts, gt)
+    if llm is not None:  # what the LLM would read of the corpus; never called here (the corpus is large)
+        llm.reach(inputs.filter(pl.col("kind") == "message"))
+        gt_cov = sum(1 for g in gt["facts"] if set(g["message_ids"]) & llm.sent_ids) / max(1, len(gt["facts"]))
+        s["llm_reach"] = (gt_cov, llm.token_share, llm.corpus_tokens)
 
     print(f"== synthetic corpus {_rel(exports)} ({messages.height:,} messages, {gt.get('approx_tokens', 0):,} tokens); text: {how}")
     print(f"load {t1 - t0:.1f}s, redact+normalize {t2 - t1:.1f}s, extract+consolidate {t3 - t2:.2f}s; "
@@ -333,8 +395,11 @@ def run_natural(root: Path = HELDOUT / "natural", name: str = "natural", llm: Ti
     claims, facts = facts_for(inputs, llm)
     took = time.perf_counter() - t0
     if llm is not None:
-        how += f"; {'only ' if llm.only else '+ '}LLM tier C over {llm.calls} episodes ({llm.client.config.model})"
+        how += (f"; {'only ' if llm.only else '+ '}LLM facts ({llm.route} routing) in {llm.calls} calls "
+                f"({llm.client.config.model})")
     annotated, distractors = hf.natural_annotations(ann, _line_ids(messages, lambda _c, f: Path(f).name))
+    if llm is not None:
+        llm.figures[name] = (llm.coverage(annotated), llm.token_share)
     preds = hf.predicted_from_rows(facts.filter(pl.col("subject") == user).iter_rows(named=True))
     sc = hf.score(preds, annotated, distractors)
 
@@ -421,7 +486,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--model", default=None)
     ap.add_argument("--gguf", default=None, help="the GGUF the embedded server runs (default: the served model)")
     ap.add_argument("--llm-limit", type=int, default=None, help="at most this many episodes per set (a quick look)")
+    ap.add_argument("--route", choices=("build", "salience", "all"), default="build",
+                    help="which episodes the LLM reads for facts: build (tier C by salience + the candidate detector, "
+                         "as the memory build does), salience (tier C alone), all (every episode at tier C)")
+    ap.add_argument("--llm-dry", action="store_true",
+                    help="with --llm: count what the LLM would read (llm_coverage, token shares), start and call nothing")
     args = ap.parse_args(argv)
+    if args.llm and args.llm_dry:
+        return _main(args, TierC(None, args.work, args.llm == "only", args.llm_limit, args.route))
     if args.llm:
         from contextlib import ExitStack
 
@@ -433,8 +505,18 @@ def main(argv: list[str] | None = None) -> dict:
             endpoint = resolve_endpoint(args.base_url, args.model, gguf=served_gguf())
         with ExitStack() as stack:
             live = stack.enter_context(open_endpoint(endpoint, n_ctx=8192))
-            return _main(args, TierC(live, args.work, args.llm == "only", args.llm_limit))
+            return _main(args, TierC(live, args.work, args.llm == "only", args.llm_limit, args.route,
+                                     embedded=endpoint.embedded))
     return _main(args, None)
+
+
+def _llm_line(llm: TierC, name: str) -> str:
+    """The LLM tier's reach on one set: annotated facts whose evidence was sent, transcript tokens sent,
+    and the client's counters (tokens_in counts the instructions too)."""
+    cov, share = llm.figures[name]
+    s = llm.client.stats
+    return (f"llm_coverage={cov:.3f} llm_token_share={share:.3f} llm_calls={s.calls} llm_cache_hits={s.cache_hits} "
+            f"llm_fallbacks={s.fallbacks} llm_tokens_in={s.tokens_in} llm_tokens_out={s.tokens_out}")
 
 
 def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
@@ -445,11 +527,17 @@ def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
             print()
             out["dev2"] = dev2 = run_natural(DEVSET2, name="dev2", llm=llm)
             print(f"dev2_precision={dev2.precision:.3f} dev2_recall={dev2.recall:.3f}")
+        if llm is not None:
+            print(_llm_line(llm, "dev"))
         print(f"dev_precision={dev.precision:.3f} dev_recall={dev.recall:.3f} dev_evidence_correct={dev.evidence_correct:.3f}")
         out["llm"] = llm and llm.client.stats.as_dict()
         return out
 
-    syn = None if args.skip_synthetic else run_synthetic(args)
+    syn = None if args.skip_synthetic else run_synthetic(args, llm)
+    if syn is not None and "llm_reach" in syn:
+        cov, share, total = syn["llm_reach"]
+        print(f"synthetic_llm_coverage={cov:.3f} synthetic_llm_token_share={share:.3f} (of {total:,} transcript tokens; "
+              f"{llm.route} routing, nothing sent)")
     print()
     nat = run_natural(llm=llm)
     print()
@@ -463,6 +551,8 @@ def _main(args: argparse.Namespace, llm: TierC | None) -> dict:
               f"fixtures_evidence_correct={fmt(fx.evidence_correct if fx.matched else None)}")
     else:
         print("fixtures_precision=na fixtures_recall=na fixtures_recall_clear=na fixtures_evidence_correct=na")
+    if llm is not None:
+        print(_llm_line(llm, "natural"))
     print(f"fact_precision={fmt(syn and syn['precision'])} fact_recall={fmt(syn and syn['recall'])} "
           f"heldout_precision={fmt(nat.precision if nat.predicted else None)} heldout_recall={fmt(nat.recall)} "
           f"heldout_stale_current={len(nat.stale_current)} heldout_ended_closed={nat.closed}/{nat.ended_found} "

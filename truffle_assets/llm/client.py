@@ -48,29 +48,30 @@ Job = tuple[str, str, type[BaseModel], str | None]  # (system, user, schema, cac
 
 
 class LLMLimits(BaseModel):
-    """How long a call may take and how much one run may spend: the knobs the Dagster
-    `LLMResource` exposes, declared once for it and for `LLMConfig`."""
+    """How long a call may take, how much one run may spend and at what price, and the model's
+    context: the knobs the Dagster `LLMResource` exposes, declared once for it and for `LLMConfig`."""
 
     timeout_s: float = 60.0
     max_retries: int = 3
     max_concurrency: int = 4
     max_tokens_per_run: int = 2_000_000
     max_cost_usd: float = 5.0
+    context_tokens: int = 8192  # the model's context window: batched fact reads are cut to fit it
+    # per million tokens: the cost estimate before a run and the `max_cost_usd` guard (0 for a local server)
+    price_in_per_mtok: float = 0.10
+    price_out_per_mtok: float = 0.40
 
 
 class LLMConfig(LLMLimits):
     """Where the OpenAI-compatible endpoint is and how much one run may spend on it.
 
-    The LLM tiers are enabled only when `base_url` is set. Prices are per million tokens and only
-    feed the `max_cost_usd` guard (set them to 0 for a local server).
+    The LLM tiers are enabled only when `base_url` is set.
     """
 
     base_url: str | None = None
     model: str = DEFAULT_MODEL
     api_key: str | None = None
     backoff_s: float = 1.0
-    price_in_per_mtok: float = 0.10
-    price_out_per_mtok: float = 0.40
     cache_dir: str | None = None
     json_mode: bool = True
     temperature: float = 0.2

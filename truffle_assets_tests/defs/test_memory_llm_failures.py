@@ -11,6 +11,7 @@ import pytest
 
 from truffle_assets.defs.memory.assets import summaries
 from truffle_assets.defs.partitions import chat_range_tags
+from truffle_assets.defs.resources import LLMResource
 from truffle_assets_tests.defs.conftest import (
     CHAT, FIRST, LAST, clone_store, frame, make_resources, llm_resource, register,
 )
@@ -79,7 +80,10 @@ def test_failing_endpoint_falls_back_without_losing_partitions(world, instance, 
     assert set(bc["source"]) == {"fallback"} and bc["model"].null_count() == bc.height
     assert cands.height == 0  # no LLM claims from failed calls
     meta = result.asset_materializations_for_node("summaries")[0].metadata
-    assert meta["llm"].value["fallbacks"] == bc.height
+    # every call fell back: the tier B/C ones and the routed fact reads of the episodes tier C did not cover
+    reads = meta["llm_fact_reads"].value
+    assert reads["answered"] == 0 and reads["batches"] >= 1
+    assert meta["llm"].value["fallbacks"] == bc.height + reads["batches"]
     assert meta["tiers"].value == {"A/extractive": eps.height, **{
         f"{t}/fallback": n for t, n in bc.group_by("tier").len().iter_rows()}}
     if mode == "down":
@@ -128,3 +132,50 @@ def test_ok_endpoint_summarizes_and_second_run_hits_the_cache(world, instance, f
     _, summ2, cands2 = stored(root)
     key = ["episode_id", "tier"]
     assert summ2.sort(key).equals(summ.sort(key)) and cands2.sort("id").equals(cands.sort("id"))
+
+
+def log_lines(instance, result) -> list[str]:
+    return [e.user_message or "" for e in instance.all_logs(result.run_id)]
+
+
+ROUTED_ONLY = {"ops": {"summaries": {"config": {"tier_b": 0.99, "tier_c": 0.995}}}}  # no episode is that salient
+
+
+def test_routed_fact_reads_are_planned_logged_cached_and_budgeted(world, instance, fake, tmp_path):
+    root = clone_store(world, tmp_path)
+    fake.mode = "ok"
+    fake.reset()
+
+    def run(resource, recompute=False):
+        res = make_resources(root, world.corpus.exports, resource)
+        return dg.materialize([summaries], instance=instance, resources=res, run_config=ROUTED_ONLY,
+                              tags=chat_range_tags(CHAT, FIRST, LAST, recompute=recompute))
+
+    first = run(llm_resource(fake.base_url, root / "llm-cache"))
+    meta = first.asset_materializations_for_node("summaries")[0].metadata
+    plan, reads = meta["llm_plan"].value, meta["llm_fact_reads"].value
+    # no summary reached tier B: every request is a routed fact read, as many as the plan said
+    assert plan["summary_calls"] == 0 and plan["fact_calls"] == reads["batches"] == fake.requests > 0
+    assert reads["answered"] == reads["episodes"] == plan["routed_episodes"]
+    assert 0 < plan["transcript_tokens"] < plan["corpus_tokens"]
+    logged = [m for m in log_lines(instance, first) if "LLM work for this run" in m]
+    assert logged and f"about {plan['calls']} LLM calls" in logged[0]
+    _, summ, cands = stored(root)
+    assert set(summ["source"]) == {"extractive"}  # summaries stay salience-gated
+    assert cands.height > 0 and set(cands["source"]) == {"llm"}
+    eps = frame(root / "memory.duckdb", "SELECT id, message_ids FROM episodes WHERE chat_id = ?", [CHAT])
+    assert set(cands["message_id"]) <= {m for ids in eps["message_ids"] for m in ids}
+
+    fake.reset()  # the same episodes again: every read comes from the cache
+    again = run(llm_resource(fake.base_url, root / "llm-cache"), recompute=True)
+    assert fake.requests == 0
+    assert again.asset_materializations_for_node("summaries")[0].metadata["llm_fact_reads"].value["cached"] == \
+        reads["episodes"]
+
+    fake.reset()  # a fresh cache under a budget smaller than the plan: the budget stops the reads
+    tight = LLMResource(base_url=fake.base_url, api_key="x", timeout_s=1, max_retries=1, max_concurrency=1,
+                        cache_dir=str(root / "llm-cache-2"), max_tokens_per_run=1000)
+    stopped = run(tight, recompute=True)
+    meta = stopped.asset_materializations_for_node("summaries")[0].metadata
+    assert meta["llm"].value["budget_exhausted"] and fake.requests < plan["fact_calls"]
+    assert any("ends the LLM work before it is done" in m for m in log_lines(instance, stopped))

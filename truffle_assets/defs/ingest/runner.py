@@ -32,7 +32,7 @@ from truffle_assets.defs.partitions import (
     LEGACY_LAYOUT, add_chat_months, chat_months, chat_range_tags, day_window, forget_legacy_layout, in_key_order,
     legacy_layout, months_label, plan_months,
 )
-from truffle_assets.defs.memory.assets import facts
+from truffle_assets.defs.memory.assets import SummariesConfig, facts
 from truffle_assets.memory.profile import FACTS_FORMAT
 from truffle_assets.defs.pipeline import CHAT_MONTH_ASSETS, WHOLE_MEMORY_ASSETS, chat_memory, memory_profile
 from truffle_assets.defs.resources import (
@@ -118,9 +118,12 @@ def ingest_all(
         wanted.setdefault(refacts[0], []).append(refacts[1])
     add_chat_months(instance, wanted)
     plan = in_key_order(plan, instance.get_dynamic_partitions(chat_months.name)).most_written_first()
+    llm_plan = llm_cost(plan, scan.chats, user, exports.tombstones(), resources["llm"].config()) if memory else None
     try:
         report = _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
                            refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
+        if llm_plan is not None:
+            report["llm_plan"] = llm_plan
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: leave no run STARTED; a plain re-run converges
         for run_id in fail_own_runs(instance, "interrupted (Ctrl-C or SIGTERM)"):
             print(f"truffle ingest: interrupted; run {run_id} marked failed", file=sys.stderr, flush=True)
@@ -128,6 +131,27 @@ def ingest_all(
     if migrate and not report["failed"] and not chats_wanted:
         forget_legacy_layout(instance)
     return report
+
+
+def llm_cost(plan, chats: dict, user: str | None, forget, config) -> dict | None:
+    """With an LLM endpoint configured, say before any run what the memory build will ask of it (from
+    the days the plan redoes, the summaries' default tiers); None without one: the offline build
+    reads nothing more."""
+    if not config.enabled:
+        return None
+    import polars as pl
+
+    from truffle_assets.ingest.exports import load_chat
+    from truffle_assets.memory.llm_facts import plan_for_messages
+
+    frames = [load_chat(c.chat, chats[c.chat], user=user, forget=forget).rows.filter(pl.col("day").is_in(c.changed))
+              for c in plan.chats if c.ranges and c.chat in chats]
+    tiers = SummariesConfig()
+    work = plan_for_messages(pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(),
+                             config, tiers.tier_b, tiers.tier_c)
+    budget = f"each run stops at {config.max_tokens_per_run:,} tokens or ${config.max_cost_usd:g}"
+    print(f"truffle ingest: LLM work ({config.model}): {work.describe(config)}; {budget}", file=sys.stderr, flush=True)
+    return work.as_dict()
 
 
 def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: list, full: bool, memory: bool,

@@ -42,6 +42,7 @@ from truffle_assets.memory.rosetta import english_tier, normalize_messages
 from truffle_assets.memory.salience import salience_histogram_png, score_episodes, term_document_counts
 from truffle_assets.memory.summaries import rollups as build_rollups
 from truffle_assets.memory.summaries import summarize_episodes
+from truffle_assets.memory.llm_facts import extract_facts, plan_llm_work, route
 
 
 class StreamsConfig(dg.Config):
@@ -227,8 +228,12 @@ def _top_episodes(eps: pl.DataFrame, n: int = 5) -> str:
     description=(
         "Tiered episode summaries with evidence message ids: tier A extractive for every episode (no LLM); "
         "tier B (medium salience) and C (high salience, with fact extraction) through the LLM resource, "
-        "falling back to the extractive text when the endpoint is off, down or returns garbage. Also "
-        "daily and weekly roll-ups per chat (table `rollups`)."
+        "falling back to the extractive text when the endpoint is off, down or returns garbage. With an "
+        "endpoint, every other episode holding a candidate statement about the user is also read for facts "
+        "(its candidate lines, batched to the model's context, cached per episode). The run's LLM work "
+        "(calls, tokens, cost at the configured price) is logged when it starts and kept as `llm_plan`; "
+        "the resource's `max_tokens_per_run` / `max_cost_usd` stop it. Also daily and weekly roll-ups per "
+        "chat (table `rollups`)."
     ),
 )
 def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb: DuckDBStore,
@@ -237,15 +242,38 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
     tiers: Counter = Counter()
     written = candidates = 0
     t0 = time.perf_counter()
-    salt = f"{config.model_dump_json()}:{client.model if client.enabled else 'extractive'}"
+    salt = f"{config.model_dump_json()}:{client.model + ':routed' if client.enabled else 'extractive'}"
     # Two short visits to the store around the LLM calls, which hold no lock: outside the `duckdb`
     # pool, one chat's summaries overlap another chat's DuckDB steps (multiprocess executor).
     with duckdb.connect() as con:
         ensure_tables(con, "summaries", "rollups", "llm_fact_candidates")
         parts, work = month_work(context, con, "summaries", ["episodes"], salt)
         inputs = {chat: store.read_days(con, "episodes", chat, w.days) for chat, w in work.items() if w.todo}
+        texts = {chat: store.read_frame(con, """
+            SELECT m.id, m.is_user, s.normalized_text FROM messages m JOIN message_streams s USING (id)
+            WHERE m.chat_id = ? AND list_contains(?::DATE[], m.day)""", [chat, work[chat].days])
+            for chat in inputs} if client.enabled else {}
     llm_client = client if client.enabled else None
-    results = {chat: summarize_episodes(eps, llm_client, config.tier_b, config.tier_c) for chat, eps in inputs.items()}
+    plan = fact_reads = None
+    if llm_client is not None and inputs:
+        plan = plan_llm_work(pl.concat(list(inputs.values())), pl.concat(list(texts.values())), client.config,
+                             config.tier_b, config.tier_c, client.config.context_tokens)
+        context.log.info(f"LLM work for this run ({client.model}): {plan.describe(client.config)}")
+        if plan.over_budget(client.config):
+            context.log.warning(f"the run's LLM budget ({client.config.max_tokens_per_run:,} tokens, "
+                                f"${client.config.max_cost_usd:g}) ends the LLM work before it is done: the rest "
+                                "falls back to the extractive tier")
+        fact_reads = Counter()
+    results = {}
+    for chat, eps in inputs.items():
+        summ, claims = summarize_episodes(eps, llm_client, config.tier_b, config.tier_c)
+        if llm_client is not None:  # the episodes no tier-C answer covered, routed by the candidate detector
+            answered = set(summ.filter((pl.col("tier") == "C") & (pl.col("source") == "llm"))["episode_id"])
+            routed, stats = extract_facts(route(eps, texts[chat], skip=answered), llm_client,
+                                          client.config.context_tokens)
+            claims = pl.concat([claims, routed]).unique("id", keep="first", maintain_order=True)
+            fact_reads.update(stats)
+        results[chat] = (summ, claims)
     with duckdb.connect() as con:
         for chat, (summ, claims) in results.items():
             w, days = work[chat], work[chat].days
@@ -270,6 +298,8 @@ def summaries(context: dg.AssetExecutionContext, config: SummariesConfig, duckdb
         "llm_enabled": client.enabled,
         "llm_model": client.model if client.enabled else "",
         "llm": dg.MetadataValue.json(client.stats.as_dict()),
+        **({"llm_plan": dg.MetadataValue.json(plan.as_dict()),
+            "llm_fact_reads": dg.MetadataValue.json(dict(fact_reads))} if plan is not None else {}),
         "llm_fact_candidates": candidates,
         "seconds": round(time.perf_counter() - t0, 2),
     })
