@@ -10,7 +10,8 @@ and reads its console: the seconds until the `Chat:` line, then one question thr
 whether the memory was still building when it answered; then the seconds until the build's summary
 and the `Dagster UI:` line. Stops everything and removes the clone (`--keep` keeps it).
 
-Last line: `chat_s=<s> first_answer_s=<s> asked_while_building=<0|1> build_done_s=<s> pip_cache=<warm|empty>`
+Last line: `chat_s=<s> first_answer_s=<s> asked_while_building=<0|1> build_done_s=<s> pip_cache=<warm|empty>
+model=<the served model's id>`
 (goal: first_answer_s ≤ 240 with a warm cache).
 """
 
@@ -59,7 +60,7 @@ def main() -> None:
     proc = subprocess.Popen(["bash", "scripts/up.sh", "--port", str(ui), "--chat-port", str(chat)], cwd=clone, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     marks: dict[str, float] = {}
-    building = None
+    building = model = None
     lines: list[str] = []
     try:
         for line in proc.stdout:
@@ -72,8 +73,8 @@ def main() -> None:
                 with urllib.request.urlopen(f"http://127.0.0.1:{chat}/api/memory/coverage", timeout=30) as r:
                     building = json.load(r)["building"] is not None  # asked while the rest still builds
                 client = openai.OpenAI(base_url=f"http://127.0.0.1:{chat}/v1", api_key="unused", timeout=900)
-                answer = client.chat.completions.create(model=client.models.list().data[0].id,
-                                                        messages=[{"role": "user", "content": QUESTION}])
+                model = client.models.list().data[0].id
+                answer = client.chat.completions.create(model=model, messages=[{"role": "user", "content": QUESTION}])
                 marks["answer"] = time.perf_counter() - t0
                 print(f"[{marks['answer']:.0f} s] answer: {answer.choices[0].message.content.strip()[:200]!r}")
             elif line.startswith("Ingested "):
@@ -83,9 +84,9 @@ def main() -> None:
                 break
             print(f"[{now:.0f} s] {line.rstrip()}", flush=True)
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: up stops the chat server and the UI
+        proc.terminate()  # up.sh execs `truffle up`, which stops the chat server and the UI on SIGTERM
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         if not args.keep:
@@ -95,7 +96,7 @@ def main() -> None:
     if "answer" not in marks:
         sys.exit("no answer: scripts/up.sh's last lines:\n" + "\n".join(lines[-30:]))
     print(f"chat_s={marks['chat']:.0f} first_answer_s={marks['answer']:.0f} asked_while_building={int(bool(building))} "
-          f"build_done_s={marks.get('build', float('nan')):.0f} pip_cache={args.pip_cache}")
+          f"build_done_s={marks.get('build', float('nan')):.0f} pip_cache={args.pip_cache} model={model}")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,11 @@ def test_the_chat_answers_while_the_rest_of_memory_builds(tmp_path):
     for var in ("TRUFFLE_LLM_BASE_URL", "TRUFFLE_LLM_MODEL", "TRUFFLE_LLM_API_KEY", "OPENROUTER_API_KEY"):
         env.pop(var, None)
     ui, chat = free_port(), free_port()
+    # started as a shell starts a background job (`truffle up &`): SIGINT ignored, so `kill` must stop it
     proc = subprocess.Popen([TRUFFLE, "up", "--sample-chats", "3", "--sample-tokens", "100000", "--port", str(ui),
                              "--chat-port", str(chat)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     lines: list[str] = []
     coverage = answer = None
     deadline = time.monotonic() + 1200
@@ -58,12 +60,19 @@ def test_the_chat_answers_while_the_rest_of_memory_builds(tmp_path):
             if line.startswith("Dagster UI: http") or time.monotonic() > deadline:
                 break
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: up stops the chat server and the UI
+        proc.terminate()  # `kill`: up stops the chat server and the UI
         try:
-            proc.wait(timeout=60)
+            stopped = proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
+            stopped = None
             os.killpg(proc.pid, signal.SIGKILL)
     text = "\n".join(lines)
+    assert stopped is not None, "truffle up did not stop on SIGTERM"
+    try:  # and the chat server went with it
+        urllib.request.urlopen(f"http://127.0.0.1:{chat}/v1/models", timeout=5)
+        raise AssertionError("the chat server is still up after truffle up stopped")
+    except OSError:
+        pass
     at = next(i for i, s in enumerate(lines) if s.startswith("Chat: http"))
     summary = next(i for i, s in enumerate(lines) if s.startswith("Ingested 3 chats"))
     assert at < summary, text  # the chat opened before the build ended

@@ -124,6 +124,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     chat = None if opener is None else opener.wait()
     url = f"http://127.0.0.1:{args.port}/asset-groups"  # the webserver's global asset lineage page
     say(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})")
+    # `kill` stops it as Ctrl-C does: Dagster's in-process runs leave SIGTERM with SIGINT's handler,
+    # which is "ignore" when the shell started `truffle up` in the background
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     dagster = Path(sys.executable).with_name("dagster")
     try:
         with output_to(log_file, args.verbose) as sink:
