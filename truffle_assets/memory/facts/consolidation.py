@@ -5,6 +5,12 @@ value closes the current fact (valid_to = new valid_from, superseded_by = new id
 deleting it, so `facts_as_of(facts, when)` answers the past. Multi-valued predicates (trip, goal,
 pet, sibling, favourite, ...) coexist. A completed event closes a matching goal; "X and I broke up"
 closes (or records) the partner fact.
+
+Every tier's claims (rules, wishes, llm) go through the same predicate families (`families`): a
+model's `works_at` is an `employer` claim, "Left: Zentrix" ends "Works at: Zentrix Labs", and what
+holds with a value (the title at that employer, "Started at: Zentrix Labs") closes with it. The store
+then holds one current value per one-at-a-time predicate; `one_value_conflicts` lists the exceptions
+(two tiers reading one message differently), which the facts asset's check reports.
 """
 
 from __future__ import annotations
@@ -15,8 +21,13 @@ from datetime import date, datetime
 
 import polars as pl
 
+from truffle_assets.memory.facts import families
+from truffle_assets.memory.facts.families import FAMILIES, family_of, same_value
+from truffle_assets.memory.facts.lexicon import PREDICATES
 from truffle_assets.memory.facts.render import restated
-from truffle_assets.memory.facts.schema import FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, ended_predicate, stable_id
+from truffle_assets.memory.facts.schema import (
+    ENDING_PREFIX, FACT_COLUMNS, FACT_SCHEMA, SINGLE_VALUED, TIMELESS, ended_predicate, stable_id,
+)
 from truffle_assets.memory.facts.values import compatible, normalize_value, value_tokens
 
 
@@ -30,10 +41,13 @@ class _Cluster:
     valid_to: date | None = None
     superseded_by: _Cluster | None = None
     id: str = ""
+    moved_out: bool = False  # ended by an ending or by a value a start event began (not a mere refinement)
+    value: str | None = None  # the value as shown, when consolidation words it ("engaged to Naina")
 
     @property
     def values(self) -> list[str]:
-        return [c["value"] for c in self.claims if not c.get("_ending")]
+        """The values it asserts; a fact known only from its ending holds the value the ending names."""
+        return [c["value"] for c in self.claims if not c.get("_ending")] or [c["value"] for c in self.claims]
 
     def best(self) -> dict:
         """The most informative claim: a full date, then most content words, most repeated, earliest."""
@@ -48,14 +62,21 @@ class _Cluster:
             return (-full_date, -len(value_tokens(v)), -counts[normalize_value(v)], c["ts"], c["id"])
         return min(asserting, key=key)
 
+    def shown(self) -> dict:
+        """The best claim, worded as consolidation words the value when it does."""
+        b = self.best()
+        return b if self.value is None else {**restated(b, self.predicate, self.value), "category": b["category"]}
+
     @property
     def said(self) -> date:
         """The day its first claim was made."""
         return min(c["ts"] for c in self.claims).date()
 
     def holds(self, value: str) -> bool:
-        """`value` is this cluster's value, said more or less precisely (endings assert no value)."""
-        return any(compatible(value, v) for v in self.values)
+        """`value` is this cluster's value, said more or less precisely (endings assert no value; a
+        company compares without its Labs/Inc)."""
+        fam = family_of(self.predicate)
+        return any(same_value(fam, value, v) for v in self.values)
 
 
 def _confidence(claims: list[dict]) -> float:
@@ -74,8 +95,8 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     if claims.height == 0:
         return pl.DataFrame(schema=FACT_SCHEMA)
     # at one instant an ending goes first: "moved from Chennai to Bangalore" ends Chennai, then starts Bangalore
-    rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], ended_predicate(c["predicate"]) is None, c["id"]))
-    rows = _name_new_jobs(rows)
+    rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], not _is_ending(c["predicate"]), c["id"]))
+    rows = _through_families(_name_new_jobs(rows))
     # A generic "favourite" whose value is also a typed favourite (e.g. favourite_sport) joins it.
     typed: dict[tuple[str, str], str] = {}
     for c in rows:
@@ -105,9 +126,89 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
 
     _close_goals(clusters)
     _close_offers(clusters)
-    _close_with_employer(clusters)
+    _close_dating(clusters)
+    _close_across(clusters)
+    _close_members(clusters)
+    _close_starts(clusters)
     _drop_home_trips(clusters)
     return _to_frame(clusters)
+
+
+def _is_ending(predicate: str) -> bool:
+    p = families.canonical(predicate)
+    return ended_predicate(p) is not None or families.ending_of(p) is not None
+
+
+# Endings that name no kind of fact: what they end is whichever value they name ("quit" Zoho or smoking).
+_GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of"}
+
+
+def _through_families(rows: list[dict]) -> list[dict]:
+    """Every claim in its family's terms (rows in time order): aliases renamed to the canonical
+    predicate, a start event also states the value it starts, an ending becomes `end:<predicate>` of
+    the value it names (the ending events the lexicon knows, like "Left: Zentrix", are kept too)."""
+    by_message: dict[str, list[dict]] = {}
+    for c in rows:
+        by_message.setdefault(c["message_id"], []).append(c)
+    out: list[dict] = []
+    for c in rows:
+        p = families.canonical(c["predicate"])
+        if p != c["predicate"]:
+            c = {**c, "predicate": p}
+        base = p.removeprefix(ENDING_PREFIX)
+        if p.startswith(ENDING_PREFIX) or families.ending_of(p) is not None:
+            kept = not p.startswith(ENDING_PREFIX) and (p in PREDICATES or ended_predicate(p) is not None)
+            if kept:
+                out.append(c)  # the event ("Left: Zentrix") or the lexicon's own ending (ex_partner)
+                if ended_predicate(p) is not None:
+                    continue
+            # an event kept as it is says enough on its own: it ends only a value stated before it
+            target = _ended(c, p, out, named_only=kept)
+            if target is not None:
+                out.append({**c, "predicate": ENDING_PREFIX + target, "id": stable_id(c["id"], ENDING_PREFIX + target)})
+            continue
+        fam = families.start_of(base)
+        if fam is None:
+            out.append(c)
+            continue
+        if base in PREDICATES:
+            out.append(c)
+        same = [o for o in by_message[c["message_id"]] if families.canonical(o["predicate"]) == fam.canonical
+                and same_value(fam, o["value"], c["value"])]
+        for o in same:
+            o["_start"] = True  # the value a start event began: the one before it did not just get refined
+        if not same:
+            out.append({**restated(c, fam.canonical, c["value"]), "id": stable_id(c["id"], fam.canonical), "_start": True})
+    return out
+
+
+def _ended(c: dict, p: str, earlier: list[dict], named_only: bool = False) -> str | None:
+    """The predicate whose value the ending claim `c` (predicate `p`) ends: the latest earlier claim of
+    the ending's family (any family, for a generic "quit") holding the value it names; else the
+    family's canonical predicate, or the predicate an `end:` names."""
+    if p.startswith(ENDING_PREFIX):
+        base = p.removeprefix(ENDING_PREFIX)
+        fam = family_of(base)
+        fams = [fam] if fam is not None else []
+        fallback = base
+    else:
+        fam = families.ending_of(p)
+        fams = [fam] + ([f for f in FAMILIES if f is not fam] if p in _GENERIC_ENDINGS else [])
+        fallback = fam.canonical
+    if value_tokens(c["value"]):
+        for o in reversed(earlier):
+            if o["subject"] != c["subject"] or _is_ending(o["predicate"]):
+                continue
+            f = family_of(o["predicate"])
+            if f not in fams or o["predicate"] in f.members or o["predicate"] in f.starts:
+                continue
+            if same_value(f, c["value"], o["value"]):
+                return o["predicate"]
+    elif not named_only and (p.startswith(ENDING_PREFIX) or fam.canonical in SINGLE_VALUED):
+        return fallback  # "I resigned": ends whatever is current
+    else:
+        return None
+    return None if named_only else fallback
 
 
 # An ending and the next value within this many days are one change ("handed in my notice" in June,
@@ -142,6 +243,7 @@ def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
     """A single-valued predicate's claims, in time order -> periods; `current` is the value in force."""
     out: list[_Cluster] = []
     current: _Cluster | None = None
+    rivals: list[_Cluster] = []  # other values read from the message that set `current`, by another tier
     ended: _Cluster | None = None  # closed by an ending, waiting for the value that replaced it
     for c in cs:
         day = c["ts"].date()
@@ -149,27 +251,52 @@ def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
         if ending and not value_tokens(c["value"]):  # "I resigned": ends whatever is current
             if current is not None:
                 current.claims.append(c)
-                current.valid_to = day
+                current.valid_to, current.moved_out = day, True
                 ended, current = current, None
+            for r in rivals:
+                r.valid_to, r.moved_out = day, True
+            rivals = []
             continue
         if current is not None and current.holds(c["value"]):
             current.claims.append(c)
             if ending:  # "X and I broke up" closes the current fact
-                current.valid_to = day
+                current.valid_to, current.moved_out = day, True
                 ended, current = current, None
+                current, rivals = (rivals[0], rivals[1:]) if rivals else (None, [])
+            continue
+        rival = next((r for r in rivals if r.holds(c["value"])), None)
+        if rival is not None:
+            rival.claims.append(c)
+            if ending:
+                rival.valid_to, rival.moved_out = day, True
+                rivals.remove(rival)
             continue
         past = next((k for k in reversed(out) if k.holds(c["value"])), None)
-        if past is not None:
-            past.claims.append(c)  # a later mention of a past value (or of its end): evidence, not a move back
+        # a later mention of a past value (or of its end) is evidence, not a move back; but right after
+        # another value ended ("vegan band ... wapas vegetarian") an older value is taken up again
+        back = (past is not None and not ending and current is None and ended is not None and past is not ended
+                and ended.valid_to is not None and 0 <= (day - ended.valid_to).days <= _LINK_DAYS)
+        if past is not None and not back:
+            past.claims.append(c)
             continue
         if ending:  # the end of a fact never stated: record one that ended here
             ended = _Cluster(subject, predicate, c["category"], [c], None, day)
             out.append(ended)
             continue
         new = _Cluster(subject, predicate, c["category"], [c], None if predicate in TIMELESS else day)
+        if current is not None and _disputed(current, c):
+            # another tier read this very message as another value: neither is newer, both stay current
+            # and the facts check reports the conflict
+            rivals.append(new)
+            out.append(new)
+            continue
+        for r in rivals:
+            r.valid_to, r.superseded_by, r.moved_out = new.valid_from or day, new, bool(c.get("_start"))
+        rivals = []
         if current is not None:
             current.valid_to = new.valid_from or day
             current.superseded_by = new
+            current.moved_out = bool(c.get("_start"))
         elif ended is not None and ended.superseded_by is None and ended.valid_to is not None \
                 and (day - ended.valid_to).days <= _LINK_DAYS:
             ended.superseded_by = new
@@ -177,6 +304,11 @@ def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
         out.append(new)
         current = new
     return out
+
+
+def _disputed(current: _Cluster, c: dict) -> bool:
+    """`c` comes from a message `current` was read from, by another source (the reader and the model disagree)."""
+    return any(k["message_id"] == c["message_id"] and k.get("source") != c.get("source") for k in current.claims)
 
 
 def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
@@ -218,6 +350,8 @@ def _stem(w: str) -> str:
     for suf in ("ing", "er", "s"):
         if len(w) > 4 and w.endswith(suf):
             w = w[: -len(suf)]
+            if suf != "s" and len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+                w = w[:-1]  # running -> run, swimmer -> swim
             break
     return w.rstrip("e")
 
@@ -238,23 +372,87 @@ def _opposite(a: str, b: str, either_way: bool = False) -> bool:
     return bool(kpos) and bool(kneg) and (kneg <= kpos or (either_way and kpos <= kneg))
 
 
+def _close_across(clusters: list[_Cluster]) -> None:
+    """The opposite state ends a fact filed under another name of its family: "stopped running" (a
+    habit) ends "Hobby: running", "doesn't drink" ends "Loves: drinking"."""
+    for fam in FAMILIES:
+        names = {fam.canonical} | fam.also
+        if len(names) < 2:
+            continue
+        group = sorted((k for k in clusters if k.predicate in names), key=lambda k: k.claims[0]["ts"])
+        negative = [n for n in group if value_tokens(n.best()["value"]) & _NEGATIVE]
+        for k in group:
+            if k.valid_to is not None or k in negative:
+                continue
+            for n in negative:
+                if n.predicate != k.predicate and n.subject == k.subject and n.claims[0]["ts"] > k.claims[0]["ts"] \
+                        and _opposite(k.best()["value"], n.best()["value"]):
+                    k.valid_to, k.superseded_by = n.said, n
+                    break
+
+
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)
 
 
+# Words that date or grade a goal or a finish without naming what it is: "Pune 10K in january",
+# "my first proper half marathon".
+_GOAL_NOISE = frozenset("""next this year month week end by before under properly proper first ever real own finally
+tak tk january february march april may june july august september october november december jan feb mar apr jun
+jul aug sep sept oct nov dec""".split())
+_TAKE_UP = re.compile(r"^(?:learn|start|take\s+up|pick\s+up|get\s+into|begin|try)\b", re.I)
+_ACTIVITIES = ("hobby", "learning", "skill", "habit")
+_CLASSES = frozenset({"class", "classes", "lessons", "lesson", "course", "every", "regularly", "now", "weekly", "daily"})
+
+
 def _close_goals(clusters: list[_Cluster]) -> None:
-    """A completed event whose words contain a goal's object closes that goal (achieved)."""
-    done = [k for k in clusters if k.predicate == "completed"]
+    """A goal ends when it is done: a later completed event naming its object ("finished the half
+    marathon" closes "run the Bengaluru half marathon", "10K done" closes "Pune 10K in january"); a goal
+    to take something up ends when the user does it ("learn Kathak" -> "Kathak classes every Saturday")."""
+    done = sorted((k for k in clusters if k.predicate == "completed"), key=lambda k: k.claims[0]["ts"])
+    doing = sorted((k for k in clusters if k.predicate in _ACTIVITIES), key=lambda k: k.claims[0]["ts"])
     for g in clusters:
         if g.predicate != "goal" or g.valid_to is not None:
             continue
-        obj = value_tokens(_VERB_LEAD.sub("", g.best()["value"]))
+        stated = g.best()["value"]
+        obj = value_tokens(_VERB_LEAD.sub("", stated)) - _GOAL_NOISE
         if not obj:
             continue
-        for d in sorted(done, key=lambda k: k.claims[0]["ts"]):
-            if obj <= value_tokens(d.best()["value"]) and d.claims[0]["ts"] > g.claims[0]["ts"]:
-                g.valid_to = d.claims[0]["ts"].date()
-                g.superseded_by = d
+        said = g.claims[0]["ts"]
+        for d in done:
+            what = value_tokens(d.best()["value"]) - _GOAL_NOISE
+            if d.subject == g.subject and d.claims[0]["ts"] > said and what and (obj <= what or what <= obj):
+                g.valid_to, g.superseded_by = d.claims[0]["ts"].date(), d
                 break
+        if g.valid_to is not None or not _TAKE_UP.match(stated):
+            continue
+        for d in doing:
+            what = value_tokens(d.best()["value"]) - _GOAL_NOISE - _CLASSES
+            if d.subject == g.subject and d.claims[0]["ts"].date() > said.date() and what and obj <= what | _CLASSES:
+                g.valid_to, g.superseded_by = d.claims[0]["ts"].date(), d
+                break
+
+
+_STAGES = frozenset({"engaged", "married", "fiance", "fiancee", "wife", "husband", "spouse"})
+
+
+def _close_dating(clusters: list[_Cluster]) -> None:
+    """Getting engaged or married ends the dating that came before it: "Partner: Naina" closes there,
+    superseded by "Relationship: engaged to Naina" (the stage names the partner it is with, unless the
+    partner fact ended with a breakup)."""
+    stages = sorted((k for k in clusters if k.predicate == "relationship_status"
+                     and value_tokens(k.best()["value"]) & _STAGES), key=lambda k: k.said)
+    for s in stages:
+        day = s.valid_from or s.said
+        partners = [p for p in clusters if p.predicate == "partner" and p.subject == s.subject and p.said < day
+                    and (p.valid_to is None or p.valid_to > day)]
+        for p in partners:
+            p.valid_to, p.superseded_by = day, s
+        named = [p for p in clusters if p.predicate == "partner" and p.subject == s.subject and p.said <= day
+                 and not p.moved_out]
+        value = s.best()["value"]
+        if named and len(value_tokens(value)) == 1:
+            who = max(named, key=lambda p: p.said).best()["value"]
+            s.value = f"{value} to {who}"
 
 
 def _close_offers(clusters: list[_Cluster]) -> None:
@@ -269,25 +467,44 @@ def _close_offers(clusters: list[_Cluster]) -> None:
                 break
 
 
-# What belongs to a job ends with it: leaving Zoho ends the Zoho title, team, office and work mode,
-# even when no new title is ever stated ("where do I work now?" must not answer the old title).
-_WITH_EMPLOYER = ("job", "team", "office", "work_mode")
-
-
-def _close_with_employer(clusters: list[_Cluster]) -> None:
-    employers = [k for k in clusters if k.predicate == "employer" and k.valid_to is not None]
-    for k in clusters:
-        if k.predicate not in _WITH_EMPLOYER or k.valid_to is not None:
+# What belongs to a value ends with it: leaving Zoho ends the Zoho title, team, office and work mode,
+# even when no new title is ever stated ("where do I work now?" must not answer the old title); moving
+# out ends the flat, the flatmates and the rent (a refined address, "HSR" after "Bengaluru", does not).
+def _close_members(clusters: list[_Cluster]) -> None:
+    for fam in FAMILIES:
+        if not fam.members:
             continue
-        said = k.said
-        # a title that names its employer belongs to that one: "senior data engineer at Northwind", said
-        # with the offer while still at Zentrix, does not end when Zentrix does
-        at = re.search(r"\bat\s+(\S.*)$", k.best()["value"])
-        ended = [e for e in employers if e.subject == k.subject and said < e.valid_to
-                 and (e.valid_from is None or e.valid_from <= said)
-                 and (at is None or compatible(at.group(1), e.best()["value"]))]
-        if ended:
-            k.valid_to = min(e.valid_to for e in ended)
+        ended_values = [k for k in clusters if k.predicate == fam.canonical and k.valid_to is not None
+                        and (fam.name == "employer" or k.moved_out)]
+        for k in clusters:
+            if k.predicate not in fam.members or k.valid_to is not None:
+                continue
+            said = k.said
+            # a title that names its employer belongs to that one: "senior data engineer at Northwind", said
+            # with the offer while still at Zentrix, does not end when Zentrix does
+            at = re.search(r"\bat\s+(\S.*)$", k.best()["value"]) if fam.name == "employer" else None
+            ended = [e for e in ended_values if e.subject == k.subject and said < e.valid_to
+                     and (e.valid_from is None or e.valid_from <= said)
+                     and (at is None or same_value(fam, at.group(1), e.best()["value"]))]
+            if ended:
+                k.valid_to = min(e.valid_to for e in ended)
+
+
+def _close_starts(clusters: list[_Cluster]) -> None:
+    """A start event closes with the value it began: "Started at: Zentrix Labs" goes with "Works at:
+    Zentrix Labs" (unless the user went back there and it holds again)."""
+    for fam in FAMILIES:
+        values = [k for k in clusters if k.predicate == fam.canonical]
+        for k in clusters:
+            if k.predicate not in fam.starts or k.valid_to is not None:
+                continue
+            v = k.best()["value"]
+            mine = [e for e in values if e.subject == k.subject and e.holds(v)]
+            if mine and all(e.valid_to is not None for e in mine):
+                last = max(mine, key=lambda e: e.valid_to)
+                # a city refined to its neighbourhood ("Pune", then "Aundh") was not moved out of
+                if last.valid_to >= k.said and (last.moved_out or fam.name == "employer"):
+                    k.valid_to, k.superseded_by = last.valid_to, last.superseded_by
 
 
 def _drop_home_trips(clusters: list[_Cluster]) -> None:
@@ -300,11 +517,11 @@ def _drop_home_trips(clusters: list[_Cluster]) -> None:
 
 def _to_frame(clusters: list[_Cluster]) -> pl.DataFrame:
     for k in clusters:
-        b = k.best()
+        b = k.shown()
         k.id = stable_id("fact", k.subject, k.predicate, normalize_value(b["value"]), k.valid_from or "")
     out = []
     for k in clusters:
-        b = k.best()
+        b = k.shown()
         ts = [c["ts"] for c in k.claims]
         evidence = sorted({c["message_id"] for c in k.claims})
         if not evidence:
@@ -330,3 +547,23 @@ def facts_as_of(facts: pl.DataFrame, when: date | datetime) -> pl.DataFrame:
     # a timeless fact first said after `when` is still true then; a dated one only from valid_from
     return facts.filter(started & not_ended & (known | pl.col("valid_from").is_null()
                                                | (pl.col("valid_from") <= when)))
+
+
+def one_value_conflicts(facts: pl.DataFrame) -> list[dict]:
+    """Current facts of a one-at-a-time predicate that disagree, per subject and predicate: two truths
+    the store cannot choose between (consolidation lets a newer value close an older one, so this is
+    what is left: two tiers reading one message differently)."""
+    if facts.height == 0:
+        return []
+    current = facts.filter(pl.col("valid_to").is_null() & pl.col("predicate").is_in(sorted(SINGLE_VALUED)))
+    out = []
+    for (subject, predicate), rows in current.group_by("subject", "predicate", maintain_order=True):
+        if rows.height < 2:
+            continue
+        fam = family_of(predicate)
+        values = rows["value"].to_list()
+        if all(same_value(fam, a, b) for i, a in enumerate(values) for b in values[i + 1:]):
+            continue
+        out.append({"subject": subject, "predicate": predicate, "values": sorted(values),
+                    "fact_ids": sorted(rows["id"].to_list())})
+    return sorted(out, key=lambda c: (c["subject"], c["predicate"]))

@@ -108,6 +108,11 @@ _BIRTH_ORDER = re.compile(r"\bsabse\s+(chhoti|chhota|choti|chota|badi|bada|badi)
 # a diet returned to: "wapas normal vegetarian", "back to vegan"
 _DIET_BACK = re.compile(r"\b(?:back\s+to|wapas|ab)\s+(?:normal\s+|being\s+|full[- ]time\s+)?(" + "|".join(
     sorted(map(re.escape, L.DIETS), key=len, reverse=True)) + r")\b", re.I)
+_NOT_AFTER = re.compile(r"\s+(?:nahi|nahin|nhi|not|no\s+more)\b", re.I)
+# a diet given up: "vegan band", "vegetarian chhod diya", "no longer vegetarian"
+_DIET_STOPPED = re.compile(r"\b(" + "|".join(sorted(map(re.escape, L.DIETS), key=len, reverse=True)) +
+                           r")\s+(?:band|chhod|chod|khatam|over)\b|\bno\s+longer\s+(?:a\s+)?(" +
+                           "|".join(sorted(map(re.escape, L.DIETS), key=len, reverse=True)) + r")\b", re.I)
 # "my first proper Sahyadri trek", "my first half marathon" (said of something done: past tense or "done")
 _MY_FIRST = re.compile(r"\bmy\s+first\s+((?:proper\s+|real\s+|ever\s+)?(?:[\w\-]+\s+){0,2}(?:trek|marathon|half|10k|5k|21k|race|"
                        r"triathlon|summit|century|ultra|climb))\b", re.I)
@@ -291,6 +296,44 @@ def _clause(sentence: str, message: str) -> Iterator[Claim]:
             yield "likes", value, 0.65, "cant_without"
     if not others:
         yield from _life(sentence, message)
+    yield from _stopped(sentence, others)
+
+
+# An activity given up (the habit reads "stopped <activity>", whose opposite it ends): "no more running",
+# "physio ne gym mana kar diya", "doctor asked me to stop running", "haven't run in months",
+# "running chhut gayi". The activity is a gerund or a routine noun.
+_ACTIVITY = r"([a-z]+ing|" + "|".join(sorted(L.HABIT_NOUNS, key=len, reverse=True)) + r")"
+_BARRED = re.compile(rf"\b(?:no\s+more|(?:asked|told)\s+me\s+to\s+stop)\s+(?:the\s+|my\s+)?{_ACTIVITY}\b"
+                     rf"|\b{_ACTIVITY}\s+(?:ne\s+)?(?:mana|band|chhut|chhoot|chut)\s+(?:kar\s+|karwa\s+|ho\s+)?"
+                     r"(?:diya|di|dia|kiya|ki|gaya|gayi|gai|gya|hai|h)\b", re.I)
+_BARRED_BY = re.compile(r"\b(?:doctor|dr|physio|ortho|trainer|coach)\b", re.I)
+_LAPSED = re.compile(r"\b(?:haven'?t|have\s+not|not)\s+(?:been\s+)?(run|ran|running|jogged|swum|cycled|climbed|lifted|"
+                     r"been\s+to\s+the\s+gym|gone\s+to\s+the\s+gym|played\s+\w+)\s+(?:in|for)\s+(?:months|ages|a\s+year|years|"
+                     r"\w+\s+months)\b", re.I)
+_GERUND = {"run": "running", "ran": "running", "jogged": "jogging", "swum": "swimming", "cycled": "cycling",
+           "climbed": "climbing", "lifted": "lifting"}
+
+
+# a wedding that happened, which ends the engagement: "tied the knot", "married life", "our wedding was ..."
+_WED = re.compile(r"\b(?:tied\s+the\s+knot|got\s+hitched|newly\s*weds?|married\s+life|"
+                  r"I(?:'m|\s+am)\s+a\s+(?:husband|wife)\s+now|our\s+wedding\s+(?:was|went)|"
+                  r"(?:hamari|humari|meri)\s+shaadi\s+ho\s+(?:gayi|gai|gyi))\b", re.I)
+
+
+def _stopped(sentence: str, others: bool) -> Iterator[Claim]:
+    if _WED.search(sentence):
+        yield "relationship_status", "married", 0.65, "wed"
+    m = _BARRED.search(sentence)
+    # about the speaker: no third person, or a doctor's word to them ("physio ne gym mana kar diya")
+    if m and (not others or _BARRED_BY.search(sentence)):
+        what = (m.group(1) or m.group(2)).lower()
+        if what not in ("thing", "nothing", "something", "anything", "morning", "evening", "being", "king", "wedding",
+                        "saying", "talking", "worrying", "complaining", "joking", "waiting"):
+            yield "habit", f"stopped {what}", 0.6, "barred"
+    elif (m := _LAPSED.search(sentence)) and not others:
+        what = m.group(1).lower()
+        what = "gym" if "gym" in what else _GERUND.get(what, what.removeprefix("played ").strip())
+        yield "habit", f"stopped {what}", 0.55, "lapsed"
 
 
 # objects of "don't do" / "can't live without" that are no taste ("I don't do that", "can't function without it")
@@ -305,7 +348,15 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
             "middle" if word == "middle" else "eldest"
         yield "family", f"{order} child", 0.7, "birth_order"
     if m := _DIET_BACK.search(sentence):
-        yield "diet", L.DIETS[m.group(1).lower()], 0.7, "diet_back"
+        if _NOT_AFTER.match(sentence, m.end()):  # "ab vegetarian nahi hu": no longer
+            yield "end:diet", L.DIETS[m.group(1).lower()], 0.7, "diet_no_more"
+        else:
+            yield "diet", L.DIETS[m.group(1).lower()], 0.7, "diet_back"
+    if m := _DIET_STOPPED.search(sentence):
+        diet = L.DIETS[(m.group(1) or m.group(2)).lower()]
+        if re.search(r"(?i)\bnon[\s-]$", sentence[:m.start()]):  # "non veg chhod diya": gave up meat
+            diet = "non-vegetarian"
+        yield "end:diet", diet, 0.7, "diet_stopped"
     if (m := _MY_FIRST.search(sentence)) and re.search(r"\b(?:did|done|finished|completed|ran|climbed|summited|today)\b",
                                                        message, re.I):
         yield "completed", "first " + re.sub(r"^(?:proper|real|ever)\s+", "", m.group(1), flags=re.I), 0.6, "my_first"

@@ -296,8 +296,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             elif not org:
                 out.add("employer", "", 0.7, "quit_job", ending=True)
             return
-        if lemma == "quit" and dobj is not None:
-            _stop_habit(v, dobj, out)
+        x = dobj if dobj is not None else next((c for c in v.children if c.dep_ == "xcomp" and c.tag_ == "VBG"), None)
+        if lemma == "quit" and x is not None:  # "quit smoking", "I quit running." (a gerund the parse calls xcomp)
+            _stop_habit(v, x, out)
         return
     # ---- relationships ----------------------------------------------------------------------------
     if lemma in ("engage", "marry", "wed") or (lemma == "get" and any(_wed_lemma(c) in ("engage", "marry") for c in v.children)):
@@ -525,6 +526,12 @@ def _once(v: Token) -> bool:
     return v.tag_ == "VBD" or any(spans.lower(t) in ("yesterday", "today", "tonight", "last") for t in v.subtree)
 
 
+def _no_longer(v: Token) -> bool:
+    """A negation that says a state ended: "not ... anymore", "no longer"."""
+    words = [spans.lower(t) for t in v.sent]
+    return "anymore" in words or ("any" in words and "more" in words) or "longer" in words
+
+
 def _habitual(v: Token) -> bool:
     if v.tag_ not in ("VBP", "VBZ", "VB", "VBG"):
         return False
@@ -591,9 +598,13 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if diet is None and low == "veg" and any(spans.lower(g) == "non" for g in c.children):
             diet = "non-vegetarian"
         if diet:
-            if any(spans.lower(g) in ("non", "non-") for g in c.subtree) and diet == "vegetarian":
+            before = [spans.lower(t) for t in c.doc[max(c.sent.start, c.i - 2):c.i]]  # "non", "-" split off as siblings
+            if diet == "vegetarian" and (any(spans.lower(g) in ("non", "non-") for g in c.subtree)
+                                         or before[-1:] == ["non"] or before == ["non", "-"]):
                 diet = "non-vegetarian"
-            if not neg:
+            if (neg and _no_longer(v)) or re.search(r"(?i)\bno\s+longer\b", v.sent.text):
+                out.add("diet", diet, 0.75, "no_longer_diet", ending=True)  # "I'm not vegetarian anymore"
+            elif not neg:
                 out.add("diet", diet, 0.8, "be_diet")
             return
         # allergies and other "be <adj> to/of/with"

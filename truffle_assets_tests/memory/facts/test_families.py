@@ -1,0 +1,164 @@
+"""Endings close what they end, in every tier: predicate families in consolidation, on claims read
+from written messages (the offline reader) and on claims in a model's own words (the LLM tier)."""
+
+from datetime import datetime, timedelta
+
+import polars as pl
+
+from truffle_assets.memory.facts.consolidation import consolidate, one_value_conflicts
+from truffle_assets.memory.facts.extraction import extract_claims
+from truffle_assets.memory.facts.families import canonical, org_core, same_value, family_of
+from truffle_assets.memory.facts.schema import CLAIM_SCHEMA
+from truffle_assets.memory.profile import build_profile
+from truffle_assets_tests.memory.facts.frames import USER, messages
+
+T = datetime(2023, 3, 1, 9)
+
+
+def _current(f: pl.DataFrame) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in f.filter(pl.col("valid_to").is_null()).sort("predicate", "value").iter_rows(named=True):
+        out.setdefault(r["predicate"], []).append(r["value"])
+    return out
+
+
+def _llm(rows: list[tuple[str, str, datetime, str]]) -> pl.DataFrame:
+    """Claims as the LLM tier files them: (predicate, value, ts, message id), in the model's vocabulary."""
+    return pl.DataFrame([{"id": f"llm{i}", "chat_id": "c1", "day": ts.date(), "subject": USER, "predicate": p,
+                          "value": v, "category": "work", "fact_text": f"{USER} {p} {v}", "confidence": 0.8,
+                          "message_id": mid, "ts": ts, "source": "llm"} for i, (p, v, ts, mid) in enumerate(rows)],
+                        schema=CLAIM_SCHEMA)
+
+
+def test_a_last_day_closes_the_employer_its_title_and_its_start_whatever_they_were_filed_as():
+    """"Last day at Zentrix" is read only as the event "Left: Zentrix"; it still ends "Works at: Zentrix
+    Labs" (a shorter name of the same company), the title held there and "Started at: Zentrix Labs"."""
+    df = messages([
+        (USER, "first day at Zentrix Labs today!", T),
+        (USER, "I'm a data engineer at Zentrix Labs", T + timedelta(days=40)),
+        (USER, "Last day at Zentrix today", T + timedelta(days=400)),
+        (USER, "first day at Brightwave today!", T + timedelta(days=430)),
+    ])
+    claims = extract_claims(df)
+    assert set(claims["predicate"]) >= {"started_job", "employer", "job", "left_job"}
+    assert "end:employer" not in set(claims["predicate"])  # the reader says only that he left
+    f = consolidate(claims)
+    left = (T + timedelta(days=400)).date()
+    emp = {r["value"]: r for r in f.filter(pl.col("predicate") == "employer").iter_rows(named=True)}
+    assert set(emp) == {"Zentrix Labs", "Brightwave"}
+    assert emp["Zentrix Labs"]["valid_to"] == left and emp["Brightwave"]["valid_to"] is None
+    assert emp["Zentrix Labs"]["superseded_by"] == emp["Brightwave"]["id"]  # the next job, a month later
+    assert sorted(emp["Zentrix Labs"]["evidence_message_ids"]) == ["m0", "m1", "m2"]
+    started = {r["value"]: r for r in f.filter(pl.col("predicate") == "started_job").iter_rows(named=True)}
+    assert started["Zentrix Labs"]["valid_to"] == left and started["Brightwave"]["valid_to"] is None
+    assert f.filter(pl.col("predicate") == "job")["valid_to"].to_list() == [left]
+    assert _current(f) == {"employer": ["Brightwave"], "left_job": ["Zentrix"], "started_job": ["Brightwave"]}
+    assert one_value_conflicts(f) == []
+
+
+def test_the_llm_tier_names_the_same_facts_its_own_way_and_its_endings_close_them():
+    """A model writes `works_at`, `company`, `quit`, `end:city`: the same employer and home timelines
+    as the reader's, and its endings close facts the reader filed."""
+    df = messages([
+        (USER, "I work at Zentrix Labs", T),
+        (USER, "I live in Chennai", T + timedelta(days=1)),
+        (USER, "I'm vegetarian", T + timedelta(days=2)),
+    ])
+    rules = extract_claims(df)
+    llm = _llm([
+        ("works_at", "Zentrix Labs Pvt Ltd", T + timedelta(days=20), "x1"),
+        ("quit", "Zentrix", T + timedelta(days=300), "x2"),  # a generic ending: the employer it names
+        ("company", "Northwind Inc", T + timedelta(days=320), "x3"),
+        ("end:city", "Chennai", T + timedelta(days=330), "x4"),
+        ("quit", "smoking", T + timedelta(days=340), "x5"),  # a habit never stated: one that ended there
+        ("end:diet", "vegetarian", T + timedelta(days=350), "x6"),
+    ])
+    f = consolidate(pl.concat([rules, llm]))
+    emp = {r["value"]: r for r in f.filter(pl.col("predicate") == "employer").iter_rows(named=True)}
+    assert set(emp) == {"Zentrix Labs Pvt Ltd", "Northwind Inc"}  # "Zentrix Labs" joined the longer name
+    assert emp["Zentrix Labs Pvt Ltd"]["valid_to"] == (T + timedelta(days=300)).date()
+    assert sorted(emp["Zentrix Labs Pvt Ltd"]["evidence_message_ids"]) == ["m0", "x1", "x2"]
+    assert emp["Zentrix Labs Pvt Ltd"]["superseded_by"] == emp["Northwind Inc"]["id"]
+    assert f.filter(pl.col("predicate") == "lives_in")["valid_to"].to_list() == [(T + timedelta(days=330)).date()]
+    assert f.filter(pl.col("predicate") == "diet")["valid_to"].to_list() == [(T + timedelta(days=350)).date()]
+    assert f.filter(pl.col("predicate") == "habit").select("value", "valid_to").rows() == [
+        ("smoking", (T + timedelta(days=340)).date())]
+    assert _current(f) == {"employer": ["Northwind Inc"]}
+
+
+def test_endings_read_from_chat_close_facts_filed_under_another_name_of_the_family():
+    """"no more running" (a habit) ends the hobby; "vegan band" ends the diet and the diet before it
+    is taken up again; an engagement ends the dating that came before it and names the partner."""
+    df = messages([
+        (USER, "I love running", T),
+        (USER, "I'm vegetarian", T + timedelta(days=1)),
+        (USER, "I'm dating someone. Her name is Priya", T + timedelta(days=2)),
+        (USER, "I'm vegan now", T + timedelta(days=60)),
+        (USER, "knee surgery. no more running for me", T + timedelta(days=90)),
+        (USER, "vegan band. wapas vegetarian", T + timedelta(days=120)),
+        (USER, "Priya said yes!! I'm engaged", T + timedelta(days=200)),
+    ])
+    f = consolidate(extract_claims(df))
+    hobby = f.filter(pl.col("predicate") == "hobby").row(0, named=True)
+    assert hobby["value"] == "running" and hobby["valid_to"] == (T + timedelta(days=90)).date()
+    diet = f.filter(pl.col("predicate") == "diet").sort("first_seen_at", "valid_from")
+    assert diet.select("value", "valid_to").rows() == [
+        ("vegetarian", (T + timedelta(days=60)).date()), ("vegan", (T + timedelta(days=120)).date()),
+        ("vegetarian", None)]
+    assert diet["superseded_by"][1] == diet["id"][2]  # vegan was followed by vegetarian again
+    partner = f.filter(pl.col("predicate") == "partner").row(0, named=True)
+    status = f.filter(pl.col("predicate") == "relationship_status").row(0, named=True)
+    assert partner["valid_to"] == (T + timedelta(days=200)).date() and partner["superseded_by"] == status["id"]
+    assert status["value"] == "engaged to Priya" and status["valid_to"] is None
+    assert status["fact_text"] == "Relationship: engaged to Priya"
+
+
+def test_a_goal_closes_when_it_is_done_or_taken_up():
+    df = messages([
+        (USER, "My goal this year is to run the Pune 10K in january", T),
+        (USER, "2024 resolution: learn Kathak properly", T + timedelta(days=5)),
+        (USER, "Pune 10K done!! 1:08", T + timedelta(days=60)),
+        (USER, "Kathak classes every Saturday now", T + timedelta(days=90)),
+    ])
+    f = consolidate(extract_claims(df))
+    goals = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "goal").iter_rows(named=True)}
+    assert len(goals) == 2 and all(v is not None for v in goals.values()), goals
+
+
+def test_two_tiers_reading_one_message_differently_are_a_conflict_until_a_newer_value():
+    rules = extract_claims(messages([(USER, "I live in Pune", T)]))
+    llm = _llm([("lives_in", "Mumbai", T, "m0")])  # the model read the same line as Mumbai
+    f = consolidate(pl.concat([rules, llm]))
+    [conflict] = one_value_conflicts(f)
+    assert (conflict["predicate"], conflict["values"]) == ("lives_in", ["Mumbai", "Pune"])
+    later = _llm([("lives_in", "Mumbai", T, "m0"), ("lives_in", "Bengaluru", T + timedelta(days=30), "x9")])
+    g = consolidate(pl.concat([rules, later]))
+    assert one_value_conflicts(g) == [] and _current(g)["lives_in"] == ["Bengaluru"]
+    assert set(g.filter(pl.col("valid_to").is_not_null())["value"]) == {"Pune", "Mumbai"}
+
+
+def test_the_profile_shows_an_ended_value_under_previously_never_as_current():
+    df = messages([
+        (USER, "I work at Zentrix Labs", T),
+        (USER, "Last day at Zentrix today", T + timedelta(days=300)),
+        (USER, "I sold my Enfield", T + timedelta(days=310)),
+        (USER, "I bought an Enfield Classic 350", T - timedelta(days=100)),
+    ])
+    f = consolidate(extract_claims(df))
+    prof = build_profile(f, USER, datetime(2024, 6, 1))
+    shown = {(e["predicate"], e["value"]) for cat in prof["facts"].values() for e in cat}
+    assert ("employer", "Zentrix Labs") not in shown
+    assert not any(p == "vehicle" for p, _ in shown)
+    previously = {(p["predicate"], p["value"]): p["until"] for p in prof["previously"]}
+    assert previously[("employer", "Zentrix Labs")] == str((T + timedelta(days=300)).date())
+    assert any(p == "vehicle" for p, _ in previously)
+    assert ("left_job", "Zentrix") in shown  # the event itself stays true
+
+
+def test_family_vocabulary():
+    assert canonical("works_at") == "employer" and canonical("end:company") == "end:employer"
+    assert canonical("city") == "lives_in" and canonical("job") == "job" and canonical("trip") == "trip"
+    assert org_core("Zentrix Labs Pvt Ltd") == "Zentrix" and org_core("Labs") == "Labs"
+    emp = family_of("employer")
+    assert same_value(emp, "Zentrix Technologies", "Zentrix Labs") and not same_value(emp, "Zoho", "Zentrix")
+    assert not same_value(family_of("lives_in"), "Pune Labs", "Pune Tech")  # only company names drop suffixes
