@@ -338,3 +338,31 @@ def test_rematerializing_the_month_is_idempotent_and_redoes_nothing(world):
     doc = json.loads((world.published / "profile.json").read_text())
     assert prof.success and doc["version"] == profile_before["version"]
     assert doc["content_hash"] == profile_before["content_hash"]
+
+
+def test_two_current_values_of_a_one_at_a_time_predicate_fail_the_conflict_check(world, tmp_path):
+    """The model reads a line the reader already read as another value of a one-at-a-time predicate:
+    neither is newer, so both stay current and `one_value_at_a_time` fails (a warning: the profile
+    still follows); a clean store passes it."""
+    root = clone_store(world, tmp_path)
+    single = frame(world.db, """
+        SELECT * FROM fact_claims WHERE source = 'rules' AND predicate IN ('lives_in', 'employer', 'diet', 'partner')
+        ORDER BY ts, id LIMIT 1""")
+    assert single.height == 1, "the sample chat states a one-at-a-time fact"
+    rival = single.with_columns(id=pl.lit("rival-claim"), value=pl.lit("Atlantis Dynamics Ltd"), source=pl.lit("llm"))
+    with duckdb.connect(str(root / "memory.duckdb")) as con:
+        con.register("rival", rival)
+        con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM rival")
+    instance = dg.DagsterInstance.ephemeral()
+    register(instance)
+    result = dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
+                            tags=range_tags(), raise_on_error=False)
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    conflict = checks["one_value_at_a_time"]
+    assert conflict.passed is False and conflict.severity == dg.AssetCheckSeverity.WARN
+    assert conflict.metadata["conflicts"].value == 1
+    [example] = conflict.metadata["examples"].value
+    assert example["predicate"] == single["predicate"][0] and "Atlantis Dynamics Ltd" in example["values"]
+    assert checks["facts_have_evidence"].passed
+    assert len(result.asset_materializations_for_node("profile")) == 1  # a warning does not block the profile
+    assert next(c for c in world.chain.get_asset_check_evaluations() if c.check_name == "one_value_at_a_time").passed

@@ -23,7 +23,7 @@ from truffle_assets.defs.metadata import png_md, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.ingest.tombstones import drop_facts
-from truffle_assets.memory.facts.consolidation import consolidate
+from truffle_assets.memory.facts.consolidation import consolidate, one_value_conflicts
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION, extract_claims
 from truffle_assets.memory.tables import TABLES
 from truffle_assets.pii import redact_messages
@@ -328,6 +328,10 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
     check_specs=[dg.AssetCheckSpec(
         "facts_have_evidence", asset="facts", blocking=True,
         description="Every fact cites at least one evidence message id, and every cited id exists in `messages`.",
+    ), dg.AssetCheckSpec(
+        "one_value_at_a_time", asset="facts",
+        description="A one-at-a-time predicate (employer, home city, diet, partner, ...) has at most one current "
+                    "value per person: two are a conflict the store could not settle, not two truths.",
     )],
     description=(
         "Evidence-backed facts (identity, preference, relationship, event, goal). Rule claims from the "
@@ -367,6 +371,7 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: Expor
             LEFT JOIN messages m ON m.id = e.mid WHERE m.id IS NULL""").fetchall()[0][0]
         meta = store_metadata(context, con, "fact_claims", parts, work, written, duckdb)
     current = consolidated.filter(pl.col("valid_to").is_null()) if consolidated.height else consolidated
+    conflicts = one_value_conflicts(consolidated)
     crash_point("facts")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(
         metadata={
@@ -380,6 +385,9 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: Expor
         check_results=[dg.AssetCheckResult(
             check_name="facts_have_evidence", passed=no_evidence == 0 and dangling == 0,
             metadata={"facts_without_evidence": no_evidence, "dangling_evidence_ids": dangling},
+        ), dg.AssetCheckResult(
+            check_name="one_value_at_a_time", passed=not conflicts, severity=dg.AssetCheckSeverity.WARN,
+            metadata={"conflicts": len(conflicts), "examples": dg.MetadataValue.json(conflicts[:10])},
         )],
     )
 
