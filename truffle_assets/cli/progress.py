@@ -123,6 +123,8 @@ class IngestView(View):
                 self.line(f"  {self.current}: FAILED" + (f" in {self.failed_step}" if self.failed_step else ""))
             elif p.chat is None:
                 self.line(f"  {p.label} built ({self.clock()})")
+        elif p.kind == "note":  # said before the runs (what the LLM work will cost)
+            self.line(p.label)
         elif p.kind == "chat_end" and p.entry.get("runs"):
             self.chats_done += 1
             runs = [r for r in p.entry["runs"] if r["success"]]

@@ -121,6 +121,12 @@ class LLMResource(LLMLimits, dg.ConfigurableResource):
         limits = self.model_dump(include=set(LLMLimits.model_fields))
         return LLMConfig(**limits, **endpoint, cache_dir=self.cache_dir)
 
+    def config_now(self) -> LLMConfig:
+        """`config()` with the environment variables it is bound to read now, outside a run (a run
+        resolves them itself)."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self)(**{k: v.get_value() if isinstance(v, dg.EnvVar) else v for k, v in fields.items()}).config()
+
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._client = LLMClient(self.config())
 

@@ -45,7 +45,8 @@ from truffle_assets.ingest.planning import plan_ingest
 class Progress:
     """What the runner tells a progress view, as it happens.
 
-    kind: "plan" (`runs` lists every planned run as (chat, label, months)), "run_start",
+    kind: "plan" (`runs` lists every planned run as (chat, label, months)), "note" (`label` is a line
+    to show before the runs), "run_start",
     "step" (`step` is an asset starting, `event` its Dagster event type), "run_end" (`ok`),
     "chat_end" (`entry` is the chat's report entry). `chat` is None for the whole-memory run.
     """
@@ -118,7 +119,8 @@ def ingest_all(
         wanted.setdefault(refacts[0], []).append(refacts[1])
     add_chat_months(instance, wanted)
     plan = in_key_order(plan, instance.get_dynamic_partitions(chat_months.name)).most_written_first()
-    llm_plan = llm_cost(plan, scan.chats, user, exports.tombstones(), resources["llm"].config()) if memory else None
+    llm_plan = llm_cost(plan, scan.chats, user, exports.tombstones(), resources["llm"].config_now(),
+                        progress or (lambda p: None)) if memory else None
     try:
         report = _run_plan(plan, instance, resources, selection, full, memory, user, db_path, data_dir,
                            refacts, tags or {}, progress) | {"collisions": [c.as_dict() for c in scan.collisions]}
@@ -133,8 +135,8 @@ def ingest_all(
     return report
 
 
-def llm_cost(plan, chats: dict, user: str | None, forget, config) -> dict | None:
-    """With an LLM endpoint configured, say before any run what the memory build will ask of it (from
+def llm_cost(plan, chats: dict, user: str | None, forget, config, tell: ProgressHook) -> dict | None:
+    """With an LLM endpoint configured, tell before any run what the memory build will ask of it (from
     the days the plan redoes, the summaries' default tiers); None without one: the offline build
     reads nothing more."""
     if not config.enabled:
@@ -150,7 +152,7 @@ def llm_cost(plan, chats: dict, user: str | None, forget, config) -> dict | None
     work = plan_for_messages(pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(),
                              config, tiers.tier_b, tiers.tier_c)
     budget = f"each run stops at {config.max_tokens_per_run:,} tokens or ${config.max_cost_usd:g}"
-    print(f"truffle ingest: LLM work ({config.model}): {work.describe(config)}; {budget}", file=sys.stderr, flush=True)
+    tell(Progress("note", label=f"LLM work ({config.model}): {work.describe(config)}; {budget}"))
     return work.as_dict()
 
 
