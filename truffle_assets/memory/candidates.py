@@ -99,7 +99,7 @@ def detect(rows: list[tuple[bool, str]]) -> list[tuple[str | None, bool]]:
         text = text or ""
         tokens = word_tokens(text)
         words = set(tokens)
-        question = (not is_user) and _is_question(tokens, text)
+        question = (not is_user) and _is_question(tokens, text) and not words.isdisjoint(_SECOND_PERSON)
         kind: str | None = None
         substantive = len(tokens) >= MIN_WORDS and not words <= _TRIVIAL
         if is_user and substantive:
@@ -138,7 +138,7 @@ def episode_candidates(message_ids: list[str], by_id: dict[str, tuple[bool, str]
                 j -= 1
             if j >= 0:
                 send.add(j)
-        elif rows[i][0] and i > 0 and found[i - 1][1]:  # a statement right after a question: its context
+        elif rows[i][0] and i > 0 and found[i - 1][1]:  # the question it follows
             send.add(i - 1)
         elif kind == "announcement" and not rows[i][0] and i > 0:  # a reaction: the news before it
             send.add(i - 1)

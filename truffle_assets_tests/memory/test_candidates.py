@@ -36,7 +36,7 @@ def test_an_answer_to_a_question_put_to_the_user():
     rows = [
         (OTHER, "where are you working these days?"),
         (USER, "Northwind, the data platform team"),
-        (OTHER, "nice, and the commute?"),
+        (OTHER, "nice, and how long is your commute?"),
         (USER, "haha"),  # trivial: the question still waits for its answer
         (USER, "forty minutes by metro"),
         (USER, "anyway"),

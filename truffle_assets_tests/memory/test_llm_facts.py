@@ -25,7 +25,7 @@ EPISODES = [
     [("Dev", "good morning"), ("Kiran", "morning"), ("Dev", "see you at 8")],  # nothing about the user
     [("Dev", "which city are you in now?"), ("Kiran", "Pune since March"), ("Dev", "cool")],
     [("Kiran", "we adopted a beagle, her name is Mochi"), ("Dev", "omg photos please")],
-    [("Dev", "lunch tomorrow?"), ("Kiran", "can't, I'm vegetarian now and that place is all meat")],
+    [("Dev", "are you free for lunch tomorrow?"), ("Kiran", "can't, I'm vegetarian now and that place is all meat")],
 ]
 
 
