@@ -166,56 +166,50 @@ def _run_plan(plan, instance: dg.DagsterInstance, resources: dict, selection: li
     tell(Progress("plan", runs=[(c.chat, months_label(r.first, r.last), len(r.months))
                                 for c in plan.chats for r in c.ranges]))
     todo = [c.chat for c in plan.chats if c.ranges]
+    # build.json follows the chats as they end; a crash or Ctrl-C leaves it failed, not building
     with BuildStatus(data_dir / "published", [c.chat for c in plan.chats], todo, record=memory and bool(todo)) as build:
-        _build(plan, instance, resources, selection, full, memory, db_path, data_dir, refacts, tags, tell, progress,
-               report, build)
+        for c in plan.chats:
+            entry: dict = {"days_in_export": c.days_in_export, "runs": []}
+            if c.ranges:
+                build.chat_started(c.chat)
+            for months in c.ranges:
+                label, n = months_label(months.first, months.last), len(months.months)
+                tell(Progress("run_start", c.chat, label, n))
+                result = _materialize(selection, instance, resources,
+                                      {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags},
+                                      progress)
+                mats = result.asset_materializations_for_node("messages") if result.success else []
+                entry["runs"].append({
+                    "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
+                    "success": result.success, "months": len(mats), "partitions": [m.partition for m in mats],
+                    "days_redone": sum(m.metadata["days_redone"].value for m in mats),
+                    "rows": sum(m.metadata["dagster/partition_row_count"].value for m in mats),
+                } | ({} if result.success else {"errors": failures(result)}))
+                report["failed"] += not result.success
+                tell(Progress("run_end", c.chat, label, n, ok=result.success))
+            entry["status"] = "ingested" if entry["runs"] else "up to date"
+            report["chats"][c.chat] = entry
+            if c.ranges:
+                build.chat_ended(c.chat, all(r["success"] for r in entry["runs"]))
+            tell(Progress("chat_end", c.chat, entry=entry))
+        if refacts is not None:
+            chat, month = refacts
+            tell(Progress("run_start", chat, "facts"))
+            result = _materialize([facts], instance, resources, {**chat_range_tags(chat, month, month), **tags}, progress)
+            report["facts"] = _whole(result)
+            report["failed"] += not result.success
+            tell(Progress("run_end", chat, "facts", ok=result.success))
+        if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
+                       or profile_behind(db_path, data_dir / "published")):
+            tell(Progress("run_start", None, "profile"))
+            build.profile_started()
+            result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress, job=memory_profile)
+            report["profile"] = _whole(result)
+            report["failed"] += not result.success
+            tell(Progress("run_end", None, "profile", ok=result.success))
         build.finished(ok=not report["failed"])
     report["status"] = "failed" if report["failed"] else "partial" if plan.unreadable else "ok"
     return report
-
-
-def _build(plan, instance, resources, selection, full, memory, db_path, data_dir, refacts, tags, tell, progress,
-           report: dict, build: BuildStatus) -> None:
-    """The plan's runs, chat after chat, then the profile: `report` and `build` follow them as they end."""
-    for c in plan.chats:
-        entry: dict = {"days_in_export": c.days_in_export, "runs": []}
-        if c.ranges:
-            build.chat_started(c.chat)
-        for months in c.ranges:
-            label, n = months_label(months.first, months.last), len(months.months)
-            tell(Progress("run_start", c.chat, label, n))
-            result = _materialize(selection, instance, resources,
-                                  {**chat_range_tags(c.chat, months.first, months.last, recompute=full), **tags},
-                                  progress)
-            mats = result.asset_materializations_for_node("messages") if result.success else []
-            entry["runs"].append({
-                "first_month": f"{months.first:%Y-%m}", "last_month": f"{months.last:%Y-%m}", "run_id": result.run_id,
-                "success": result.success, "months": len(mats), "partitions": [m.partition for m in mats],
-                "days_redone": sum(m.metadata["days_redone"].value for m in mats),
-                "rows": sum(m.metadata["dagster/partition_row_count"].value for m in mats),
-            } | ({} if result.success else {"errors": failures(result)}))
-            report["failed"] += not result.success
-            tell(Progress("run_end", c.chat, label, n, ok=result.success))
-        entry["status"] = "ingested" if entry["runs"] else "up to date"
-        report["chats"][c.chat] = entry
-        if c.ranges:
-            build.chat_ended(c.chat, all(r["success"] for r in entry["runs"]))
-        tell(Progress("chat_end", c.chat, entry=entry))
-    if refacts is not None:
-        chat, month = refacts
-        tell(Progress("run_start", chat, "facts"))
-        result = _materialize([facts], instance, resources, {**chat_range_tags(chat, month, month), **tags}, progress)
-        report["facts"] = _whole(result)
-        report["failed"] += not result.success
-        tell(Progress("run_end", chat, "facts", ok=result.success))
-    if memory and (any(e["runs"] for e in report["chats"].values()) or refacts is not None
-                   or profile_behind(db_path, data_dir / "published")):
-        tell(Progress("run_start", None, "profile"))
-        build.profile_started()
-        result = _materialize(WHOLE_MEMORY_ASSETS, instance, resources, tags, progress, job=memory_profile)
-        report["profile"] = _whole(result)
-        report["failed"] += not result.success
-        tell(Progress("run_end", None, "profile", ok=result.success))
 
 
 def _whole(result: dg.ExecuteInProcessResult) -> dict:
