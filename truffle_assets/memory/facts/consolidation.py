@@ -16,7 +16,7 @@ then holds one current value per one-at-a-time predicate; `one_value_conflicts` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 import polars as pl
@@ -43,6 +43,10 @@ class _Cluster:
     id: str = ""
     moved_out: bool = False  # ended by an ending or by a value a start event began (not a mere refinement)
     value: str | None = None  # the value as shown, when consolidation words it ("engaged to Naina")
+    _best: tuple[int, dict] | None = field(default=None, repr=False)  # best() for this many claims
+
+    def __post_init__(self) -> None:
+        self.family = family_of(self.predicate)
 
     @property
     def values(self) -> list[str]:
@@ -51,6 +55,12 @@ class _Cluster:
 
     def best(self) -> dict:
         """The most informative claim: a full date, then most content words, most repeated, earliest."""
+        if self._best is not None and self._best[0] == len(self.claims):
+            return self._best[1]
+        self._best = (len(self.claims), self._pick())
+        return self._best[1]
+
+    def _pick(self) -> dict:
         asserting = [c for c in self.claims if not c.get("_ending")] or self.claims
         counts: dict[str, int] = {}
         for c in asserting:
@@ -75,8 +85,7 @@ class _Cluster:
     def holds(self, value: str) -> bool:
         """`value` is this cluster's value, said more or less precisely (endings assert no value; a
         company compares without its Labs/Inc)."""
-        fam = family_of(self.predicate)
-        return any(same_value(fam, value, v) for v in self.values)
+        return any(same_value(self.family, value, v) for v in self.values)
 
 
 def _confidence(claims: list[dict]) -> float:
@@ -151,6 +160,16 @@ def _through_families(rows: list[dict]) -> list[dict]:
     for c in rows:
         by_message.setdefault(c["message_id"], []).append(c)
     out: list[dict] = []
+    # (subject, family, content word) -> the value claims so far holding that word: an ending's candidates
+    held: dict[tuple[str, str, str], list[dict]] = {}
+
+    def emit(c: dict) -> None:
+        out.append(c)
+        f = family_of(c["predicate"])
+        if f is not None and not _is_ending(c["predicate"]) and c["predicate"] not in f.members | f.starts:
+            for w in value_tokens(c["value"]):
+                held.setdefault((c["subject"], f.name, w), []).append(c)
+
     for c in rows:
         p = families.canonical(c["predicate"])
         if p != c["predicate"]:
@@ -159,33 +178,34 @@ def _through_families(rows: list[dict]) -> list[dict]:
         if p.startswith(ENDING_PREFIX) or families.ending_of(p) is not None:
             kept = not p.startswith(ENDING_PREFIX) and (p in PREDICATES or ended_predicate(p) is not None)
             if kept:
-                out.append(c)  # the event ("Left: Zentrix") or the lexicon's own ending (ex_partner)
+                emit(c)  # the event ("Left: Zentrix") or the lexicon's own ending (ex_partner)
                 if ended_predicate(p) is not None:
                     continue
             # an event kept as it is says enough on its own: it ends only a value stated before it
-            target = _ended(c, p, out, named_only=kept)
+            target = _ended(c, p, held, named_only=kept)
             if target is not None:
-                out.append({**c, "predicate": ENDING_PREFIX + target, "id": stable_id(c["id"], ENDING_PREFIX + target)})
+                emit({**c, "predicate": ENDING_PREFIX + target, "id": stable_id(c["id"], ENDING_PREFIX + target)})
             continue
         fam = families.start_of(base)
         if fam is None:
-            out.append(c)
+            emit(c)
             continue
         if base in PREDICATES:
-            out.append(c)
+            emit(c)
         same = [o for o in by_message[c["message_id"]] if families.canonical(o["predicate"]) == fam.canonical
                 and same_value(fam, o["value"], c["value"])]
         for o in same:
             o["_start"] = True  # the value a start event began: the one before it did not just get refined
         if not same:
-            out.append({**restated(c, fam.canonical, c["value"]), "id": stable_id(c["id"], fam.canonical), "_start": True})
+            emit({**restated(c, fam.canonical, c["value"]), "id": stable_id(c["id"], fam.canonical), "_start": True})
     return out
 
 
-def _ended(c: dict, p: str, earlier: list[dict], named_only: bool = False) -> str | None:
+def _ended(c: dict, p: str, held: dict[tuple[str, str, str], list[dict]], named_only: bool = False) -> str | None:
     """The predicate whose value the ending claim `c` (predicate `p`) ends: the latest earlier claim of
-    the ending's family (any family, for a generic "quit") holding the value it names; else the
-    family's canonical predicate, or the predicate an `end:` names."""
+    the ending's family (any family, for a generic "quit") holding the value it names (`held`: earlier
+    value claims by subject, family and content word); else the family's canonical predicate, or the
+    predicate an `end:` names."""
     if p.startswith(ENDING_PREFIX):
         base = p.removeprefix(ENDING_PREFIX)
         fam = family_of(base)
@@ -196,13 +216,11 @@ def _ended(c: dict, p: str, earlier: list[dict], named_only: bool = False) -> st
         fams = [fam] + ([f for f in FAMILIES if f is not fam] if p in _GENERIC_ENDINGS else [])
         fallback = fam.canonical
     if value_tokens(c["value"]):
-        for o in reversed(earlier):
-            if o["subject"] != c["subject"] or _is_ending(o["predicate"]):
-                continue
-            f = family_of(o["predicate"])
-            if f not in fams or o["predicate"] in f.members or o["predicate"] in f.starts:
-                continue
-            if same_value(f, c["value"], o["value"]):
+        words = value_tokens(c["value"])
+        earlier = sorted({id(o): o for f in fams for w in words for o in held.get((c["subject"], f.name, w), ())}.values(),
+                         key=lambda o: (o["ts"], o["id"]), reverse=True)
+        for o in earlier:
+            if same_value(family_of(o["predicate"]), c["value"], o["value"]):
                 return o["predicate"]
     elif not named_only and (p.startswith(ENDING_PREFIX) or fam.canonical in SINGLE_VALUED):
         return fallback  # "I resigned": ends whatever is current

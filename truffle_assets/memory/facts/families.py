@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from truffle_assets.memory.facts.lexicon import PREDICATES
 from truffle_assets.memory.facts.schema import ENDING_PREFIX
@@ -113,6 +114,7 @@ _ORG_SUFFIXES = frozenset("""labs lab inc incorporated ltd limited pvt private l
 technologies technology tech solutions systems software services group india global""".split())
 
 
+@lru_cache(maxsize=1 << 16)
 def org_core(value: str) -> str:
     """A company name without its legal and trade suffixes."""
     words = re.findall(r"[\w&'’.-]+", value)

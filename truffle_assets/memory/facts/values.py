@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date
+from functools import lru_cache
 
 from truffle_assets.memory.facts.lexicon import ROLE_NOUNS
 
@@ -20,12 +21,14 @@ _RANKS = {"senior", "junior", "lead", "staff", "principal", "chief", "head", "as
           "intern", "trainee", "deputy", "vp", "director"}
 
 _BIRTHDAY = r"(\d{4}|-)-\d{2}-\d{2}"  # 1994-05-17, or --05-17 when the year is unknown
+_IS_BIRTHDAY = re.compile(_BIRTHDAY)
 
 
 def ascii_fold(s: str) -> str:
     return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode()
 
 
+@lru_cache(maxsize=1 << 16)  # consolidation compares the same values many times over
 def value_tokens(value: str) -> frozenset[str]:
     """Content words of a value, lower-cased and accent-free: what compatibility compares."""
     words = re.findall(r"[a-z0-9]+", ascii_fold(value).lower())
@@ -33,14 +36,15 @@ def value_tokens(value: str) -> frozenset[str]:
 
 
 def normalize_value(value: str) -> str:
-    if re.fullmatch(_BIRTHDAY, value):  # birthdays: month-day is the identity
+    if _IS_BIRTHDAY.fullmatch(value):  # birthdays: month-day is the identity
         return value[-5:]
     return " ".join(sorted(value_tokens(value)))
 
 
+@lru_cache(maxsize=1 << 18)
 def compatible(a: str, b: str) -> bool:
     """Same thing said more or less precisely: one value's content words contain the other's."""
-    if re.fullmatch(_BIRTHDAY, a) or re.fullmatch(_BIRTHDAY, b):
+    if _IS_BIRTHDAY.fullmatch(a) or _IS_BIRTHDAY.fullmatch(b):
         return a[-5:] == b[-5:]
     ta, tb = value_tokens(a), value_tokens(b)
     if (ta ^ tb) & _NEGATORS:  # "vegetarian" vs "non-vegetarian": opposites, not a refinement
