@@ -285,8 +285,8 @@ def value_score(predicate: str, predicted: str, annotated: str, ended: bool = Fa
     if predicate == "birthday":
         a, b = _month_day(predicted), _month_day(annotated)
         return 1.0 if a is not None and a == b else None
-    if predicate in ("age", "height"):  # only numbers: compare the numbers
-        a, b = re.findall(r"\d+", predicted), re.findall(r"\d+", annotated)
+    if predicate in ("age", "height"):  # only numbers: compare the numbers (not those of a remark's date)
+        a, b = re.findall(r"\d+", predicted), re.findall(r"\d+", core(annotated))
         return 1.0 if a and b and a[:2] == b[:2] else None
     p, whole, c = tokens(predicted), tokens(annotated), tokens(core(annotated))
     if not (p - _GENERIC) or not any(not w.isdigit() for w in p - _GENERIC):

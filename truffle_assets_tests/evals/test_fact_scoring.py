@@ -137,6 +137,7 @@ def test_a_closed_fact_states_its_ending_and_stems_compare_alike():
     medit = ann("med", "habits.meditation", "meditates every morning", {"m2"})
     assert hf.best_match(pred("p", "habit", "meditation", ["m2"]), [medit]) is medit
     assert hf.value_score("age", "29", "29 (turned in March)") == 1.0 and hf.value_score("age", "28", "29") is None
+    assert hf.value_score("age", "27", "27 (on 14 Aug 2022; born 1995)") == 1.0  # the remark's date is no age
 
 
 def test_a_predicate_the_map_does_not_know_matches_by_the_attribute_name():
