@@ -139,6 +139,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     _close_across(clusters)
     _close_members(clusters)
     _close_starts(clusters)
+    _close_ages(clusters, max(c["ts"] for c in rows).date() if rows else None)
     _drop_home_trips(clusters)
     return _to_frame(clusters)
 
@@ -523,6 +524,31 @@ def _close_starts(clusters: list[_Cluster]) -> None:
                 # a city refined to its neighbourhood ("Pune", then "Aundh") was not moved out of
                 if last.valid_to >= k.said and (last.moved_out or fam.name == "employer"):
                     k.valid_to, k.superseded_by = last.valid_to, last.superseded_by
+
+
+def _close_ages(clusters: list[_Cluster], horizon: date | None) -> None:
+    """An age holds until the next birthday: with the birthday known, "I'm 28" said in August 2023 ends
+    on the birthday in 2024 once the history reaches it (`horizon`: the latest claim), next age said or not."""
+    if horizon is None:
+        return
+    for a in clusters:
+        if a.predicate != "age" or a.valid_to is not None:
+            continue
+        days = [m for k in clusters if k.predicate == "birthday" and k.subject == a.subject
+                and (m := re.fullmatch(r"(?:\d{4}|-)-(\d{2})-(\d{2})", k.best()["value"]))]
+        if not days:
+            continue
+        month, day = int(days[0].group(1)), int(days[0].group(2))
+        said = a.valid_from or a.said
+        for year in (said.year, said.year + 1):
+            try:
+                nxt = date(year, month, day)
+            except ValueError:  # 29 February
+                nxt = date(year, 3, 1)
+            if nxt > said:
+                break
+        if nxt <= horizon:
+            a.valid_to = nxt
 
 
 def _drop_home_trips(clusters: list[_Cluster]) -> None:

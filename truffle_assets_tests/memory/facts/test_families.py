@@ -162,3 +162,16 @@ def test_family_vocabulary():
     emp = family_of("employer")
     assert same_value(emp, "Zentrix Technologies", "Zentrix Labs") and not same_value(emp, "Zoho", "Zentrix")
     assert not same_value(family_of("lives_in"), "Pune Labs", "Pune Tech")  # only company names drop suffixes
+
+
+def test_an_age_ends_on_the_next_birthday_once_the_history_reaches_it():
+    claims = extract_claims(messages([
+        (USER, "My birthday is on 14 August", datetime(2023, 3, 1, 9)),
+        (USER, "I'm 28 now, feeling old", datetime(2023, 8, 20, 9)),
+        (USER, "I live in Pune", datetime(2024, 9, 1, 9)),
+    ]))
+    assert set(claims["predicate"]) == {"birthday", "age", "lives_in"}
+    before = consolidate(claims.filter(pl.col("ts") < datetime(2024, 1, 1)))
+    assert before.filter(pl.col("predicate") == "age").select("value", "valid_to").rows() == [("28", None)]
+    after = consolidate(claims)  # the history now reaches past 14 August 2024
+    assert after.filter(pl.col("predicate") == "age")["valid_to"].to_list() == [datetime(2024, 8, 14).date()]
