@@ -79,3 +79,42 @@ def materialize_locally(selection: list, run_config: dict, resources: dict | Non
         print(f"truffle {command}: FAILED" + "".join(f"\n  failed: {f}" for f in failures(result))
               + f"\n  every event of run {result.run_id}: {log_file}", file=sys.stderr)
     return result
+
+
+def serve_ui(port: int, log_file: Path, verbose: bool, say, also: str = "") -> int:
+    """`dagster dev` on 127.0.0.1 until it exits or this process is asked to stop (Ctrl-C or `kill`), then
+    stopped as Ctrl-C stops it: its webserver, daemon and code server go with it.
+
+    A signal only sets a flag here: raised as KeyboardInterrupt it could land between the fork and
+    `Popen` returning and leave a `dagster dev` nobody stops. Setting Python handlers also gives the
+    child default ones: Dagster's in-process runs leave SIGTERM with SIGINT's disposition, which is
+    "ignore" when a shell started `truffle up` in the background, and `dagster dev` would inherit it.
+    """
+    import signal
+    import subprocess
+    import threading
+
+    from truffle_assets.cli.chat_server import output_to
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with output_to(log_file, verbose) as sink:
+        ui = subprocess.Popen([str(Path(sys.executable).with_name("dagster")), "dev", "-w",
+                               str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
+                              cwd=PROJECT_ROOT, stdout=sink, stderr=sink)
+    # the webserver's global asset lineage page; `also`: what else Ctrl-C stops
+    say(f"Dagster UI: http://127.0.0.1:{port}/asset-groups  (Ctrl-C stops it{also})")
+    while ui.poll() is None and not stop.wait(0.5):
+        pass
+    if ui.poll() is None:
+        ui.send_signal(signal.SIGINT)
+        try:
+            ui.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            ui.kill()
+            ui.wait()
+        raise KeyboardInterrupt
+    if ui.returncode:
+        print(f"truffle up: the Dagster UI exited with {ui.returncode}; its output: {log_file}", file=sys.stderr)
+    return ui.returncode

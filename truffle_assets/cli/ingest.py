@@ -6,16 +6,14 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 from truffle_assets import paths
-from truffle_assets.cli.dagster_local import local_dagster_home, quiet_runs
+from truffle_assets.cli.dagster_local import local_dagster_home, quiet_runs, serve_ui
 from truffle_assets.cli.progress import IngestView, log_file_for
 from truffle_assets.plurals import duration, plural
 from truffle_assets.files import json_default
-from truffle_assets.paths import PROJECT_ROOT
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -97,7 +95,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     """Sample data if needed, ingest everything, then serve the Dagster UI on 127.0.0.1. The chat server
     starts as soon as the first chat is in (the chats written to most go first) and the shipped model
     is rebuilt beside the ingest, so a person can ask while the rest builds."""
-    from truffle_assets.cli.chat_server import ChatOpener, ShippedInstall, output_to
+    from truffle_assets.cli.chat_server import ChatOpener, ShippedInstall
     from truffle_assets.ingest.exports import scan_exports
     from truffle_assets.synth import write_corpus
 
@@ -122,21 +120,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         exit_status(report, "up")
     log_file = Path(report["log_file"])
     chat = None if opener is None else opener.wait()
-    url = f"http://127.0.0.1:{args.port}/asset-groups"  # the webserver's global asset lineage page
-    say(f"Dagster UI: {url}  (Ctrl-C stops it{' and the chat' if chat else ''})")
-    # `kill` stops it as Ctrl-C does: Dagster's in-process runs leave SIGTERM with SIGINT's handler,
-    # which is "ignore" when the shell started `truffle up` in the background
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    dagster = Path(sys.executable).with_name("dagster")
     try:
-        with output_to(log_file, args.verbose) as sink:
-            code = subprocess.call(
-                [str(dagster), "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(args.port)],
-                cwd=PROJECT_ROOT, stdout=sink, stderr=sink,
-            )
-        if code:
-            print(f"truffle up: the Dagster UI exited with {code}; its output: {log_file}", file=sys.stderr)
-        return code
+        return serve_ui(args.port, log_file, args.verbose, say, also=" and the chat" if chat else "")
     finally:
         if chat is not None:
             os.killpg(chat.pid, signal.SIGTERM)  # the chat server stops its llama.cpp server on SIGTERM
