@@ -151,6 +151,8 @@ def _is_ending(predicate: str) -> bool:
 
 # Endings that name no kind of fact: what they end is whichever value they name ("quit" Zoho or smoking).
 _GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of"}
+# ... and "left" a value nobody stated ends nothing: people leave parties and groups, not only jobs
+_MATCH_ONLY = {"left"}
 
 
 def _through_families(rows: list[dict]) -> list[dict]:
@@ -223,11 +225,11 @@ def _ended(c: dict, p: str, held: dict[tuple[str, str, str], list[dict]], named_
         for o in earlier:
             if same_value(family_of(o["predicate"]), c["value"], o["value"]):
                 return o["predicate"]
-    elif not named_only and (p.startswith(ENDING_PREFIX) or fam.canonical in SINGLE_VALUED):
+    elif not named_only and p not in _MATCH_ONLY and (p.startswith(ENDING_PREFIX) or fam.canonical in SINGLE_VALUED):
         return fallback  # "I resigned": ends whatever is current
     else:
         return None
-    return None if named_only else fallback
+    return None if named_only or p in _MATCH_ONLY else fallback
 
 
 # An ending and the next value within this many days are one change ("handed in my notice" in June,

@@ -46,13 +46,13 @@ def _f(name: str, canonical: str, aliases: str = "", starts: str = "", endings: 
 FAMILIES: tuple[Family, ...] = (
     _f("employer", "employer",
        aliases="works_at work_at works_for work_for company workplace current_employer current_company employed_at "
-               "employed_by organisation organization firm works employer_name",
+               "employed_by organisation organization firm employer_name",
        starts="started_job joined joined_company new_job new_employer started_at",
        endings="left_job left quit_job resigned resigned_from left_company former_employer previous_employer "
                "ex_employer past_employer worked_at last_day_at",
        members="job team office work_mode"),
     _f("home", "lives_in",
-       aliases="city current_city location lives lives_at resides_in residence based_in home_city current_location "
+       aliases="city current_city lives lives_at resides_in residence based_in home_city current_location "
                "neighbourhood neighborhood",
        starts="moved moved_to relocated relocated_to shifted_to",
        endings="moved_out moved_out_of moved_from left_city former_city previous_city used_to_live_in lived_in",

@@ -72,6 +72,7 @@ def test_the_llm_tier_names_the_same_facts_its_own_way_and_its_endings_close_the
         ("end:city", "Chennai", T + timedelta(days=330), "x4"),
         ("quit", "smoking", T + timedelta(days=340), "x5"),  # a habit never stated: one that ended there
         ("end:diet", "vegetarian", T + timedelta(days=350), "x6"),
+        ("left", "the party early", T + timedelta(days=360), "x7"),  # no value held: no employer either
     ])
     f = consolidate(pl.concat([rules, llm]))
     emp = {r["value"]: r for r in f.filter(pl.col("predicate") == "employer").iter_rows(named=True)}
