@@ -272,10 +272,9 @@ class MemoryIndex:
         return self._tables[name]
 
     def _ensure_tables(self) -> None:
-        dim = self.embedder.dim
-        for name, schema in ((RAW_TABLE, raw_schema(dim)), (SUMMARY_TABLE, summary_schema(dim))):
-            if not self._exists(name):
-                self._db.create_table(name, schema=schema, exist_ok=True)
+        for name, schema in ((RAW_TABLE, raw_schema), (SUMMARY_TABLE, summary_schema)):
+            if not self._exists(name):  # the model's dimension loads the model: only a new table asks it
+                self._db.create_table(name, schema=schema(self.embedder.dim), exist_ok=True)
         raw = self.table(RAW_TABLE)
         # columns added since a table was written: null until its days are rewritten (which the
         # index asset does for every day when its inputs change, as adding `message_pii` did)

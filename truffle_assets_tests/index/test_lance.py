@@ -4,7 +4,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from truffle_assets.index import RAW_TABLE, SUMMARY_TABLE, MemoryIndex, raw_rows_from, summary_rows_from
+from truffle_assets.index import RAW_TABLE, SUMMARY_TABLE, Embedder, MemoryIndex, raw_rows_from, summary_rows_from
 from truffle_assets_tests.index.memory_fixtures import D1, D2, D3, contract_frames, summary_frame
 
 
@@ -41,6 +41,9 @@ def test_upsert_idempotent_and_reuses_vectors(tmp_path, embedder):
     assert (idx.table(RAW_TABLE).count_rows(), idx.table(SUMMARY_TABLE).count_rows()) == counts
     assert again[RAW_TABLE] == {"deleted": 6, "added": 6, "embedded": 0, "dropped_messages": 0}  # unchanged texts: no re-embedding
     assert again[SUMMARY_TABLE]["embedded"] == 0
+    unloaded = Embedder()  # a new process's: rewriting stored texts never loads the model
+    MemoryIndex(tmp_path / "idx", unloaded).upsert_partitions("bob", [D3], raw.filter(pl.col("chat_id") == "bob"))
+    assert unloaded._model is None
 
 
 def test_delete_by_partition_leaves_other_days(tmp_path, embedder):
