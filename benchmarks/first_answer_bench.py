@@ -81,7 +81,7 @@ def step_split(dagster_home: Path) -> dict:
 
 
 def embed_alone(home: Path) -> tuple[float, int]:
-    """The texts the index embedded (message passages + summaries), embedded again alone."""
+    """The distinct texts the index embedded (message passages + summaries), embedded again alone."""
     import lancedb
 
     from truffle_assets.index.embedder import Embedder
@@ -89,6 +89,7 @@ def embed_alone(home: Path) -> tuple[float, int]:
     db = lancedb.connect(str(home / "index"))
     texts = db.open_table("raw_episodes_index").search().select(["passage"]).limit(None).to_arrow()["passage"].to_pylist()
     texts += db.open_table("episodic_summaries").search().select(["text"]).limit(None).to_arrow()["text"].to_pylist()
+    texts = list(dict.fromkeys(texts))  # the index embeds a repeated text once: so does the floor
     embedder = Embedder()
     embedder.encode(["warm up"])  # model load is not embedding work: the ingest loads it once too
     t0 = time.perf_counter()
