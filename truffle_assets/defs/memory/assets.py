@@ -335,8 +335,9 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
     )],
     description=(
         "Evidence-backed facts (identity, preference, relationship, event, goal). Rule claims from the "
-        "user's messages and LLM tier-C claims are stored per partition in `fact_claims`; table `facts` "
-        "is consolidated from all claims: contradictions are kept with `valid_to` and `superseded_by`."
+        "user's messages and LLM claims (tier C and the routed fact reads) are stored per partition in "
+        "`fact_claims`; table `facts` is consolidated from all claims: contradictions are kept with "
+        "`valid_to` and `superseded_by`."
     ),
 )
 def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: ExportsResource) -> dg.MaterializeResult:
