@@ -198,11 +198,12 @@ def test_a_profile_claim_is_cited_to_the_message_its_fact_rests_on(memory):
     # a claim the model read off the profile, cited to an unrelated shown line, is re-pointed to the
     # message the fact was extracted from (never shown as a line), which then is one of the turn's items
     facts = json.loads((memory / "facts.json").read_text())["facts"]
-    fact = next(f for f in facts if f["evidence_message_ids"] and not f.get("valid_to"))
     pointer = memory / "latest.json"
-    (said,) = fetch_messages(pointer, fact["evidence_message_ids"][:1])
+    # a current fact whose message states its value (the fake model's claims cite lines that do not)
+    fact, said = next((f, m) for f in facts if f["evidence_message_ids"] and not f.get("valid_to")
+                      for m in fetch_messages(pointer, f["evidence_message_ids"][:1])
+                      if f["value"].lower() in m["text"].lower())
     value = fact["value"]
-    assert value.lower() in said["text"].lower()
     other = next(i.model_dump(mode="json") | {"round": 0} for i in retrieve("plans for the weekend", pointer, k=20).items
                  if value.lower() not in i.text.lower())
     state = State(question="Where do I live now?", items=[other], context_ids=[other["message_id"]],
