@@ -86,7 +86,8 @@ def chat_line(port: int, building: str | None = None) -> str:
 
 def yield_to_answers(niceness: int = 10) -> None:
     """Lower this process's CPU priority, every thread of it, so the chat server answers first while the
-    rest of the memory builds (on Linux `nice` is per thread; elsewhere the calling thread's is lowered)."""
+    rest of the memory builds (on Linux `nice` is per thread; elsewhere the calling thread's is lowered).
+    The Dagster UI `truffle up` starts afterwards inherits it: answers keep coming first."""
     tasks = Path("/proc/self/task")
     tids = [int(t.name) for t in tasks.iterdir()] if tasks.is_dir() else [0]
     for tid in tids:
