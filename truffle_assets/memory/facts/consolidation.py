@@ -105,7 +105,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=FACT_SCHEMA)
     # at one instant an ending goes first: "moved from Chennai to Bangalore" ends Chennai, then starts Bangalore
     rows = sorted(claims.to_dicts(), key=lambda c: (c["ts"], not _is_ending(c["predicate"]), c["id"]))
-    rows = _through_families(_name_new_jobs(rows))
+    rows = _mark_new_homes(_through_families(_name_new_jobs(rows)))
     # A generic "favourite" whose value is also a typed favourite (e.g. favourite_sport) joins it.
     typed: dict[tuple[str, str], str] = {}
     for c in rows:
@@ -137,6 +137,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     _close_offers(clusters)
     _close_dating(clusters)
     _close_across(clusters)
+    _close_attitudes(clusters)
     _close_members(clusters)
     _close_starts(clusters)
     _close_ages(clusters, max(c["ts"] for c in rows).date() if rows else None)
@@ -202,6 +203,45 @@ def _through_families(rows: list[dict]) -> list[dict]:
         if not same:
             emit({**restated(c, fam.canonical, c["value"]), "id": stable_id(c["id"], fam.canonical), "_start": True})
     return out
+
+
+_HOME = next(f for f in FAMILIES if f.name == "home")
+
+
+def _mark_new_homes(rows: list[dict]) -> list[dict]:
+    """A flat described somewhere else is a move, said or not: "Kalyani Nagar mein 2BHK liya hai, 42 ka
+    rent" after "Aundh mein 1BHK hai, akeli rahungi" starts a new home (its place `_start`, as a "moved
+    to" would, and its type, rent and household `_new_home`), so the old home's flat, rent and
+    household end with it. Only when the home in force was itself described as a flat: a place named
+    after a bare city ("Bengaluru", then "HSR Layout, 2BHK") may only refine it (rows in time order)."""
+    by_message: dict[str, list[dict]] = {}
+    for c in rows:
+        if not c.get("_ending") and not c["predicate"].startswith(ENDING_PREFIX):
+            by_message.setdefault(c["message_id"], []).append(c)
+    home: dict[str, tuple[str, bool]] = {}  # subject -> (the place in force, described as a flat)
+    seen: set[str] = set()
+    for c in rows:
+        if c["message_id"] in seen or c["message_id"] not in by_message:
+            continue
+        seen.add(c["message_id"])
+        said = by_message[c["message_id"]]
+        for subject in dict.fromkeys(o["subject"] for o in said):
+            places = [o for o in said if o["subject"] == subject and o["predicate"] == _HOME.canonical]
+            flat = [o for o in said if o["subject"] == subject and o["predicate"] in _HOME.members]
+            if not places:
+                continue
+            where, described = home.get(subject, (None, False))
+            value = places[0]["value"]
+            if where is not None and same_value(_HOME, where, value):
+                home[subject] = (where, described or bool(flat))
+                continue
+            if where is not None and described and flat:
+                for o in places:
+                    o["_start"] = True
+                for o in places + flat:
+                    o["_new_home"] = True
+            home[subject] = (value, bool(flat))
+    return rows
 
 
 def _ended(c: dict, p: str, held: dict[tuple[str, str, str], list[dict]], named_only: bool = False) -> str | None:
@@ -297,6 +337,8 @@ def _timeline(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
         # another value ended ("vegan band ... wapas vegetarian") an older value is taken up again
         back = (past is not None and not ending and current is None and ended is not None and past is not ended
                 and ended.valid_to is not None and 0 <= (day - ended.valid_to).days <= _LINK_DAYS)
+        # a new home's flat may be of a type lived in before: it is a new period, not a memory
+        back = back or (past is not None and bool(c.get("_new_home")) and current is not None)
         if past is not None and not back:
             past.claims.append(c)
             continue
@@ -410,6 +452,41 @@ def _close_across(clusters: list[_Cluster]) -> None:
                         and _opposite(k.best()["value"], n.best()["value"]):
                     k.valid_to, k.superseded_by = n.said, n
                     break
+
+
+# How a value says the user feels about a thing, and the words that only say so: what is left is the thing.
+_AVERSION = re.compile(r"^(?:scared|afraid|terrified|frightened|fear|phobia|hates?|can'?t\s+stand)\b", re.I)
+_FEELING_WORDS = frozenset("""scared afraid terrified frightened fear phobia hate hates stand of person people lover
+fan addict big huge total complete now really so very""".split())
+_FOND = ("likes", "hobby", "favourite")
+
+
+def _felt_about(value: str) -> frozenset[str]:
+    """The thing a feeling is about, plurals folded: "scared of dogs" and "dog person" are both about {dog}."""
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                     for w in value_tokens(value) - _FEELING_WORDS)
+
+
+def _close_attitudes(clusters: list[_Cluster]) -> None:
+    """A later opposite feeling about the same thing ends the earlier one, whatever each was filed as:
+    "I'm a dog person now" ends "scared of dogs" (a fear filed as a condition), "hated running" ends
+    with "love running". Only about exactly the same thing: "likes movies" leaves "dislikes horror
+    movies" standing."""
+    def side(k: _Cluster) -> int:
+        v = k.best()["value"]
+        if k.predicate == "dislikes" or _AVERSION.match(v):
+            return -1
+        if k.predicate in _FOND or k.predicate.startswith("favourite_"):
+            return 0 if value_tokens(v) & _NEGATIVE else 1
+        return 0
+    felt = sorted(((k, s) for k in clusters if (s := side(k)) != 0), key=lambda ks: ks[0].said)
+    for i, (k, s) in enumerate(felt):
+        if k.valid_to is not None or not (about := _felt_about(k.best()["value"])):
+            continue
+        for n, t in felt[i + 1:]:
+            if t == -s and n.subject == k.subject and n.said > k.said and _felt_about(n.best()["value"]) == about:
+                k.valid_to, k.superseded_by = n.said, n
+                break
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

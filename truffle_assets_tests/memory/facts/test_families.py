@@ -10,7 +10,7 @@ from truffle_assets.memory.facts.extraction import extract_claims
 from truffle_assets.memory.facts.families import canonical, org_core, same_value, family_of
 from truffle_assets.memory.facts.schema import CLAIM_SCHEMA
 from truffle_assets.memory.profile import build_profile
-from truffle_assets_tests.memory.facts.frames import USER, messages
+from truffle_assets_tests.memory.facts.frames import USER, claims, messages
 
 T = datetime(2023, 3, 1, 9)
 
@@ -176,3 +176,38 @@ def test_an_age_ends_on_the_next_birthday_once_the_history_reaches_it():
     assert before.filter(pl.col("predicate") == "age").select("value", "valid_to").rows() == [("28", None)]
     after = consolidate(claims)  # the history now reaches past 14 August 2024
     assert after.filter(pl.col("predicate") == "age")["valid_to"].to_list() == [datetime(2024, 8, 14).date()]
+
+
+def test_a_flat_described_somewhere_else_is_a_move_that_ends_the_old_home():
+    """No "moved" is said: a new place described with its flat ends the flat, the rent and the household
+    of the one before, and a flat type lived in before starts again; a bare city refined by a described
+    flat is no move."""
+    t2 = T + timedelta(days=300)
+    f = consolidate(claims([
+        ("lives_in", "Indiranagar", T, "a"), ("home_type", "2BHK", T, "a"),
+        ("lives_in", "Koramangala", T + timedelta(days=60), "b"), ("home_type", "1BHK", T + timedelta(days=60), "b"),
+        ("lives_with", "alone", T + timedelta(days=60), "b"),
+        ("lives_in", "Whitefield", t2, "c"), ("home_type", "2BHK", t2, "c"), ("rent", "₹30,000 a month", t2, "c"),
+    ]))
+    assert _current(f) == {"home_type": ["2BHK"], "lives_in": ["Whitefield"], "rent": ["₹30,000 a month"]}
+    alone = f.filter(pl.col("predicate") == "lives_with").row(0, named=True)
+    assert alone["valid_to"] == t2.date()
+    types = f.filter(pl.col("predicate") == "home_type").sort("first_seen_at")
+    assert types["valid_to"].to_list() == [(T + timedelta(days=60)).date(), t2.date(), None]
+    refined = consolidate(claims([
+        ("lives_in", "Bengaluru", T, "a"), ("lives_with", "two flatmates", T + timedelta(days=5), "b"),
+        ("lives_in", "HSR Layout", T + timedelta(days=40), "c"), ("home_type", "2BHK", T + timedelta(days=40), "c"),
+    ]))
+    assert _current(refined)["lives_with"] == ["two flatmates"]
+
+
+def test_a_later_opposite_feeling_about_the_same_thing_ends_the_earlier_one():
+    f = consolidate(claims([
+        ("condition", "scared of dogs", T), ("dislikes", "horror movies", T),
+        ("likes", "dog person", T + timedelta(days=400)), ("likes", "movies", T + timedelta(days=400)),
+    ]))
+    rows = {r["value"]: r for r in f.iter_rows(named=True)}
+    assert rows["scared of dogs"]["valid_to"] == (T + timedelta(days=400)).date()
+    assert rows["scared of dogs"]["superseded_by"] == rows["dog person"]["id"]
+    assert rows["horror movies"]["valid_to"] is None  # "movies" is not the same thing as "horror movies"
+    assert rows["dog person"]["valid_to"] is None
