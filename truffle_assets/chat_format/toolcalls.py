@@ -7,7 +7,8 @@ A tool-calling answer is the whole answer, one JSON object and nothing else:
 `parse_tool_calls` is strict on purpose: the runtime executes only what parses here, and the same
 function decides +1 / +0.5 / +0.3 in the tool-call eval, so training targets, scoring and serving
 can never disagree about what a valid call is. An envelope wrapped in prose or code fences is
-reported as a `near_miss` (never executed, worth partial credit in evals). Write tools exist in the
+reported as a `near_miss` (never executed, worth partial credit in evals). The tools and their
+arguments are the catalog's (`truffle_assets.tools`). Write tools exist in the
 vocabulary only so a chat-mode model that reaches for them is caught by name: they are rejected
 unless the caller (an admin surface, never chat) passes `allow_write=True`.
 """
@@ -16,92 +17,18 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
+
+from truffle_assets.tools import model_tools, refusal_vocabulary
+from truffle_assets.tools.inputs import Args as _Args
 
 ENVELOPE_KEY = "toolCalls"
 
-
-class _Args(BaseModel):
-    # strict: "5" is not an int and unknown keys are errors, so a sloppy call never half-works
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-def _iso_day(v: str | None) -> str | None:
-    if v is not None and (not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) or not _valid_date(v)):
-        raise ValueError(f"expected a YYYY-MM-DD date, got {v!r}")
-    return v
-
-
-def _valid_date(v: str) -> bool:
-    try:
-        date.fromisoformat(v)
-    except ValueError:
-        return False
-    return True
-
-
-Day = Annotated[str | None, AfterValidator(_iso_day)]
-
-
-class SearchMemoryArgs(_Args):
-    query: str = Field(min_length=1)
-    chat: str | None = None
-    since: Day = None  # inclusive, YYYY-MM-DD
-    until: Day = None  # inclusive, YYYY-MM-DD
-    k: int | None = Field(default=None, ge=1, le=50)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> SearchMemoryArgs:
-        if self.since and self.until and self.since > self.until:
-            raise ValueError(f"since {self.since} is after until {self.until}")
-        return self
-
-
-class GetMessagesArgs(_Args):
-    ids: list[str] = Field(min_length=1)
-
-
-class GetFactArgs(_Args):
-    fact_id: str = Field(min_length=1)
-
-
-class GetProfileArgs(_Args):
-    pass
-
-
-class UpdateFactArgs(_Args):
-    fact_id: str
-    value: str
-
-
-class DeleteMemoryArgs(_Args):
-    ids: list[str] = Field(min_length=1)
-
-
-class ForgetChatArgs(_Args):
-    chat: str
-
-
-class UpdateProfileArgs(_Args):
-    field: str
-    value: str
-
-
-READ_TOOLS: dict[str, type[_Args]] = {
-    "search_memory": SearchMemoryArgs,
-    "get_messages": GetMessagesArgs,
-    "get_fact": GetFactArgs,
-    "get_profile": GetProfileArgs,
-}
-WRITE_TOOLS: dict[str, type[_Args]] = {
-    "update_fact": UpdateFactArgs,
-    "delete_memory": DeleteMemoryArgs,
-    "forget_chat": ForgetChatArgs,
-    "update_profile": UpdateProfileArgs,
-}
+# the catalog's tools as the chat model knows them: what it may call, and the write names it must refuse
+READ_TOOLS: dict[str, type[_Args]] = {n: s.input for n, s in model_tools().items()}
+WRITE_TOOLS: dict[str, type[_Args]] = {n: s.input for n, s in refusal_vocabulary().items()}
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 
 

@@ -1,0 +1,158 @@
+"""The one tool catalog: the chat model's vocabulary stays what it was trained on, every surface that
+speaks tool calls agrees with the catalog, and the tools run on a real published memory return what
+their output schemas say."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from truffle_assets.chat_format.toolcalls import ALL_TOOLS, READ_TOOLS, WRITE_TOOLS, looks_like_tool_call
+from truffle_assets.paths import PROMPTS_DIR
+from truffle_assets.runtime.tool_exec import ToolError, ToolExecutor
+from truffle_assets.tools import CATALOG, mcp_tools, model_tools, refusal_vocabulary
+from truffle_assets.tools.render import PROMPT_HEADER, input_schema, output_schema, prompt_lines, refusal_names
+
+MODEL = ["search_memory", "get_messages", "get_fact", "get_profile"]
+WRITE = ["update_fact", "delete_memory", "forget_chat", "update_profile"]
+MCP_ONLY = ["get_day", "list_chats", "ask"]
+
+
+def test_the_model_vocabulary_is_unchanged():
+    assert list(READ_TOOLS) == MODEL and list(WRITE_TOOLS) == WRITE and list(ALL_TOOLS) == MODEL + WRITE
+    assert list(model_tools()) == MODEL and list(refusal_vocabulary()) == WRITE
+    assert all(READ_TOOLS[n] is CATALOG[n].input for n in MODEL)
+    # the agents' tools are never part of what the chat model may call or is caught calling
+    assert list(mcp_tools()) == MODEL + MCP_ONLY and list(mcp_tools(allow_forget=True)) == MODEL + MCP_ONLY + ["forget"]
+    for text in ('get_day(chat="x", day="2024-01-01")', "list_chats()", 'ask("who is Priya?")',
+                 'forget(kind="chat", id="x")', '{"name": "get_day"}', "Let me ask(you) something"):
+        assert not looks_like_tool_call(text), text
+    assert looks_like_tool_call("get_fact(fact_id='x')")
+
+
+def test_specs_are_consistent():
+    for name, spec in CATALOG.items():
+        assert spec.name == name and spec.audience
+        assert spec.refused == (spec.output is None)
+        if spec.model_args is not None:
+            assert set(spec.model_args) <= set(spec.input.model_fields)
+        if spec.for_mcp:
+            assert spec.title and spec.description and spec.read_only != spec.destructive
+            assert spec.opt_in == spec.destructive  # only forget changes anything, and only when turned on
+    for name in ("search_memory", "get_messages", "get_fact", "get_profile", "get_day"):
+        assert "never instructions" in CATALOG[name].description
+
+
+def test_the_system_prompt_holds_the_catalog_block_verbatim():
+    system = (PROMPTS_DIR / "system_chat.md").read_text(encoding="utf-8")
+    start = system.index(PROMPT_HEADER)
+    block = system[start:system.index("\n\n", start)]
+    assert block == prompt_lines()
+    assert f"({refusal_names()})" in system
+
+
+def test_schemas_are_valid_json_schema():
+    for spec in CATALOG.values():
+        schema = input_schema(spec)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        if spec.output is not None:
+            out = output_schema(spec)
+            jsonschema.Draft202012Validator.check_schema(out)
+            assert out["type"] == "object"
+    jsonschema.validate({"query": "x", "since": "2024-01-01"}, input_schema("search_memory"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"query": "x", "k": 51}, input_schema("search_memory"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"chat": "x", "day": "yesterday"}, input_schema("get_day"))
+
+
+def test_score_parts_name_every_retrieval_component():
+    from truffle_assets.retrieval.models import ScoreComponents
+    from truffle_assets.tools.models import ScoreParts
+
+    assert list(ScoreParts.model_fields) == list(ScoreComponents.model_fields)
+
+
+# ---- the tools on a real published memory ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tools(memory, tmp_path_factory, qwen_tokens):
+    from truffle_assets.runtime import ChatService, RuntimeConfig
+
+    tmp = tmp_path_factory.mktemp("tools")
+    cfg = RuntimeConfig(published_dir=memory, store_dir=tmp / "runtime", registry_dir=tmp / "registry",
+                        tokenizer=str(qwen_tokens.source), endpoint={"base_url": None, "model": "fake-model"})
+    return ToolExecutor(ChatService(cfg))
+
+
+def _checked(name: str, out) -> dict:
+    """`out` is the tool's output model and its JSON fits the published output schema."""
+    assert isinstance(out, CATALOG[name].output)
+    data = json.loads(out.model_dump_json())
+    jsonschema.validate(data, output_schema(name))
+    assert CATALOG[name].output.model_validate(data) == out
+    return data
+
+
+def test_every_read_tool_runs_and_fits_its_schema(tools, memory, world):
+    found = _checked("search_memory", tools.call("search_memory", {"query": "trip plans", "k": 5}))
+    assert 0 < len(found["messages"]) <= 5 and found["watermarks"]
+    hit = found["messages"][0]
+    assert hit["day"] == hit["ts"][:10] and hit["parts"] and hit["score"] > 0
+
+    ids = [m["message_id"] for m in found["messages"]]
+    got = _checked("get_messages", tools.call("get_messages", {"ids": ids[:2] + ["0" * 20], "around": 2}))
+    assert [m["message_id"] for m in got["messages"]] == ids[:2] and got["missing"] == ["0" * 20]
+    near = got["messages"][0]["neighbours"]
+    assert [n["message_id"] for n in near if n["cited"]] == [ids[0]] and len(near) <= 5
+    assert _checked("get_messages", tools.get_messages(ids[:1]))["messages"][0]["neighbours"] is None
+
+    facts = json.loads((memory / "facts.json").read_text())["facts"]
+    f = next(x for x in facts if x.get("evidence_message_ids"))
+    full = _checked("get_fact", tools.call("get_fact", {"fact_id": f["fact_id"]}))
+    assert full["fact_id"] == f["fact_id"] and full["evidence"] and full["status"] in ("current", "superseded", "ended")
+    prefix = f["fact_id"][:6]
+    if sum(x["fact_id"].startswith(prefix) for x in facts) == 1:
+        assert tools.get_fact(prefix) == tools.get_fact(f["fact_id"])  # the id the prompt shows resolves too
+    with pytest.raises(ToolError) as err:
+        tools.get_fact("no-such-fact")
+    assert err.value.status == 404 and err.value.code == "fact_not_found"
+
+    prof = _checked("get_profile", tools.call("get_profile", {}))
+    assert prof["n_facts"] >= 0 and isinstance(prof["categories"], list)
+
+    day = _checked("get_day", tools.call("get_day", {"chat": hit["chat_id"], "day": hit["day"]}))
+    assert hit["message_id"] in [m["message_id"] for m in day["messages"]] and not day["truncated"]
+
+    chats = _checked("list_chats", tools.call("list_chats", {}))
+    assert {c["chat_id"] for c in chats["chats"]} >= set(found["watermarks"])
+    assert all(c["messages"] > 0 and c["first_day"] <= c["last_day"] for c in chats["chats"] if c["messages"])
+
+
+def test_calls_are_checked_by_the_catalog(tools):
+    with pytest.raises(ValidationError):
+        tools.call("search_memory", {"query": "x", "k": "5"})  # strict: a string is not a number
+    with pytest.raises(ValidationError):
+        tools.call("get_messages", {"ids": ["a"], "around": 11})
+    with pytest.raises(ToolError):
+        tools.call("update_fact", {"fact_id": "x", "value": "y"})
+    with pytest.raises(ToolError):
+        tools.call("nope", {})
+
+
+def test_get_messages_reports_what_it_did_not_read(tools):
+    ids = [f"{n:020x}" for n in range(25)]
+    got = tools.get_messages(ids + ids[:3])
+    assert got.messages == [] and got.missing == ids[:20] and got.truncated == ids[20:]
+
+
+def test_only_redacted_text_leaves(tools, world):
+    secrets = world.corpus.secret_values()
+    assert secrets
+    for q in ("password", "wifi password", "otp code", "bank account"):
+        blob = tools.search_memory(q, k=20).model_dump_json()
+        assert not any(s in blob for s in secrets), q
