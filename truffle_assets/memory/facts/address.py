@@ -4,7 +4,9 @@ Writing "didi", "bhaiya", "mummy" or "papa" to the only other person in a chat s
 even if no message states it. Each such message is a weak claim (confidence 0.35) naming that person;
 consolidation combines them (1 - Π(1 - p)), so one passing "didi" stays below the profile's cut and
 a habit of it does not. "bro", "bhai", "dude" are left out: people call friends that too. The person's
-name is how the export names them (their contact name), and the evidence is the addressing messages.
+name is how the export names them (their contact name, less a kin title: "Ankit Bhaiya" is Ankit), and
+the evidence is the addressing messages; a contact saved under the address word alone ("Mummy",
+"Papa") names nobody, and gives no claim.
 A spouse word ("good morning wife") says married, at 0.6, only when the other person answers in kind
 or the user keeps it up.
 """
@@ -55,6 +57,16 @@ def contact_name(author: str) -> str:
     return re.sub(r"[^\w\s.'&-]+", "", author).strip() or author
 
 
+def kin_free(name: str) -> str | None:
+    """A contact name as the person's name: without the kin title people save it with ("Ankit Bhaiya" ->
+    "Ankit"); None when nothing else is left ("Mummy", "Papa ❤️"): the address word names nobody."""
+    kept = [w for w in name.split() if w.lower().strip(".'") not in KIN_ADDRESS and w.lower() not in _TITLES]
+    return " ".join(kept) or None
+
+
+_TITLES = {"ji", "jii"}
+
+
 def _addressed(text: str, words: dict[str, str] = KIN_ADDRESS) -> set[str]:
     """Kin words (`words`) used as address in `text`: at a clause edge, not owned ("my mom") or declined
     ("didi ki")."""
@@ -90,13 +102,14 @@ def address_claims(msgs: pl.DataFrame) -> list[dict]:
         if other is None:
             continue  # a group, or nobody answered yet: no one person is addressed
         other = contact_name(other)
+        named = kin_free(other)
         found: dict[str, list[dict]] = {}
         for r in rows.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()).iter_rows(named=True):
             for rel in _addressed(r["normalized_text"]):
                 found.setdefault(rel, []).append(r)
         for rel, rs in found.items():
-            if len(rs) >= MIN_MESSAGES:
-                out.extend({"row": r, "predicate": rel, "value": other} for r in rs)
+            if len(rs) >= MIN_MESSAGES and named is not None:
+                out.extend({"row": r, "predicate": rel, "value": named} for r in rs)
         out.extend(_spouse_claims(rows, other))
     return out
 

@@ -60,3 +60,11 @@ def test_got_married_and_being_engaged_are_read_and_busy_is_not():
     assert {("relationship_status", "married"), ("partner", "Kabir")} <= got("I got married to Kabir last week")
     assert ("relationship_status", "engaged") in got("I'm engaged!! still shaking")
     assert not {p for p, _ in got("I'm engaged in a client project all week")} & {"relationship_status", "partner"}
+
+
+def test_a_contact_saved_under_a_kin_word_names_nobody_and_a_kin_title_is_no_part_of_a_name():
+    mummy = chat([(USER, "good morning mummy"), ("Mummy", "gm beta"), (USER, "ok mummy, call karti hu")])
+    assert extract_claims(mummy).filter(pl.col("source") == "address").height == 0  # "mother: Mummy" says nothing
+    brother = chat([(USER, "haan bhaiya!"), ("Ankit Bhaiya 🇦🇺", "kya haal"), (USER, "thanks bhaiya")])
+    c = extract_claims(brother).filter(pl.col("source") == "address")
+    assert set(zip(c["predicate"], c["value"])) == {("brother", "Ankit")}
