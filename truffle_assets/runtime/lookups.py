@@ -7,7 +7,8 @@ import logging
 
 from truffle_assets.runtime.display import as_written
 from truffle_assets.runtime.model_lease import ModelLease
-from truffle_assets.runtime.published import fetch_day, fetch_messages, load_facts, read_profile
+from truffle_assets.runtime.published import fetch_day, fetch_messages, read_profile
+from truffle_assets.runtime.tool_exec import resolve_fact
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +57,12 @@ class MemoryLookups:
                 "text": as_written(r.get("shown_text"), r.get("text"))}
 
     def fact(self, fact_id: str) -> dict | None:
-        """A fact from the published facts.json (current or superseded) with its evidence messages."""
-        f = load_facts(self._models.config.published_dir).get(str(fact_id))
-        if f is None:
+        """A fact from the published facts.json (current or superseded) with its evidence messages; a
+        shortened id names the one fact it begins (the profile's first: `tool_exec.resolve_fact`)."""
+        hit = resolve_fact(self._models.config.published_dir, str(fact_id))
+        if hit is None:
             return None
+        f = {**hit[1], "fact_id": hit[0]}
         keep = ("fact_id", "fact_text", "category", "predicate", "value", "subject", "confidence", "first_seen_at",
                 "last_seen_at", "valid_from", "valid_to", "superseded_by", "evidence_message_ids")
         out = {k: f.get(k) for k in keep if k in f}

@@ -1,9 +1,10 @@
 """Recall: the read-tool calls the model asked for, executed as structured `RecallIntent`s.
 
 `answer_or_request_recall` leaves a tool-call envelope in `State.pending_calls`; `recall_retrieve`
-runs at most `MAX_CALLS_PER_RECALL` of them (`search_memory`, `get_messages`, `get_fact`,
-`get_profile`) and adds what they find to the evidence pool, tagged with the recall round so the
-next `compose_context` shows it first. A failed call is reported in the trace, never raised.
+runs at most `MAX_CALLS_PER_RECALL` of them (the catalog's model tools, `truffle_assets.tools`:
+`search_memory`, `get_messages`, `get_fact`, `get_profile`) and adds what they find to the evidence
+pool, tagged with the recall round so the next `compose_context` shows it first; `get_profile`
+re-reads the published profile the prompt shows. A failed call is reported in the trace, never raised.
 """
 
 from __future__ import annotations
@@ -14,19 +15,16 @@ from datetime import datetime, time as dtime
 from langgraph.runtime import Runtime
 
 from truffle_assets.runtime.prompts import text
-from truffle_assets.runtime.published import fetch_messages, find_fact, item_from_row, load_facts
-from truffle_assets.runtime.state import MAX_GET_MESSAGES, Context, RecallIntent, State, elapsed_ms
+from truffle_assets.runtime.published import fetch_messages, item_from_row, read_profile
+from truffle_assets.runtime.state import Context, RecallIntent, State, elapsed_ms
+from truffle_assets.runtime.tool_exec import resolve_fact
+from truffle_assets.tools.inputs import MAX_GET_MESSAGES
 
 MAX_CALLS_PER_RECALL = 3
 
 
-def profile_fact_ids(profile: dict | None) -> set[str]:
-    """The ids of a published profile's current and past facts: a shortened fact id the prompt showed
-    is read as the profile's fact first (`published.find_fact`)."""
-    if not profile:
-        return set()
-    current = {str(e.get("fact_id")) for entries in (profile.get("facts") or {}).values() for e in entries or []}
-    return current | {str(p.get("fact_id")) for p in profile.get("previously") or [] if str(p.get("text") or "").strip()}
+def _profile_size(profile: dict) -> int:
+    return sum(len(v or []) for v in (profile.get("facts") or {}).values()) + len(profile.get("previously") or [])
 
 
 def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
@@ -38,10 +36,12 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
     pool = {i["message_id"]: i for i in state.items}
     summaries = {s["episode_id"]: s for s in state.summaries}
     facts, notes, steps = list(state.facts), list(state.recall_notes), []
+    profile = state.profile
     for call in state.pending_calls[:MAX_CALLS_PER_RECALL]:
         t0 = time.perf_counter()
         intent = RecallIntent.from_call(call["name"], call.get("arguments") or {}, state.participants)
         new: list[str] = []
+        found: int | None = None  # what the call found when it is not new messages (the profile's facts)
         error = None
         try:
             if intent.tool == "search_memory" and ctx.pointer.is_file():
@@ -64,23 +64,30 @@ def recall_retrieve(state: State, runtime: Runtime[Context]) -> dict:
                         new.append(r["message_id"])
                     pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "recall")
             elif intent.tool == "get_fact":
-                found = find_fact(load_facts(ctx.published_dir), str(intent.fact_id), profile_fact_ids(state.profile))
-                if found is None:
+                hit = resolve_fact(ctx.published_dir, str(intent.fact_id), profile or {})
+                if hit is None:
                     error = f"no fact {intent.fact_id}"
                 else:
-                    fid, f = found
+                    fid, f = hit
                     facts = [x for x in facts if x.get("fact_id") != fid] + [{**f, "fact_id": fid}]
                     ev = [str(m) for m in (f.get("evidence_message_ids") or [])][:MAX_GET_MESSAGES]
                     for r in fetch_messages(ctx.pointer, ev):
                         if r["message_id"] not in pool:
                             new.append(r["message_id"])
                         pool[r["message_id"]] = item_from_row(r, 1.0, rnd, "fact")
+            elif intent.tool == "get_profile":
+                fresh = read_profile(ctx.published_dir)
+                if fresh is None:
+                    error = "no published profile"
+                else:
+                    profile, found = fresh, _profile_size(fresh)
         except Exception as exc:  # noqa: BLE001 - a failed recall is reported, the turn goes on
             error = f"{type(exc).__name__}: {exc}"[:300]
         args = ", ".join(f"{k}={v!r}" for k, v in (call.get("arguments") or {}).items())
-        notes.append(text("recall_done", n=rnd, call=f"{intent.tool}({args})"[:240], found=len(new)))
+        notes.append(text("recall_done" if found is None else "recall_profile", n=rnd,
+                          call=f"{intent.tool}({args})"[:240], found=len(new) if found is None else found))
         steps.append({"step": "recall_retrieve", "round": rnd, "call": call, "intent": intent.model_dump(mode="json"),
                       "new_ids": new, "error": error, "ms": elapsed_ms(t0)})
-    return {"items": list(pool.values()), "summaries": list(summaries.values()), "facts": facts,
+    return {"items": list(pool.values()), "summaries": list(summaries.values()), "facts": facts, "profile": profile,
             "recall_notes": notes, "recall_count": rnd,
             "pending_calls": [], "trace": steps}

@@ -19,8 +19,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from truffle_assets.runtime.config import Budget, Repairs
+from truffle_assets.tools import model_tools
+from truffle_assets.tools.inputs import MAX_GET_MESSAGES
 
-MAX_GET_MESSAGES = 20
+ModelTool = Literal[tuple(model_tools())]  # the catalog's tools the chat model may call
 
 
 @dataclass(kw_only=True)
@@ -112,7 +114,7 @@ class State(InputState):
 class RecallIntent(BaseModel):
     """What the model says is missing, from its tool-call envelope (never free-form recursion)."""
 
-    tool: Literal["search_memory", "get_messages", "get_fact", "get_profile"]
+    tool: ModelTool
     missing: str
     since: date | None = None
     until: date | None = None
@@ -120,6 +122,7 @@ class RecallIntent(BaseModel):
     keywords: list[str] = Field(default_factory=list)
     chat: str | None = None
     ids: list[str] = Field(default_factory=list)
+    truncated: list[str] = Field(default_factory=list)  # ids past MAX_GET_MESSAGES, not read
     fact_id: str | None = None
     k: int | None = None
 
@@ -133,8 +136,9 @@ class RecallIntent(BaseModel):
                        people=names_in(q, list(participants)), keywords=bm25_query(q).split(),
                        chat=args.get("chat"), k=args.get("k"))
         if name == "get_messages":
-            ids = list(dict.fromkeys(args["ids"]))[:MAX_GET_MESSAGES]
-            return cls(tool=name, missing=f"the messages {', '.join(ids)}", ids=ids)
+            ids = list(dict.fromkeys(args["ids"]))
+            return cls(tool=name, missing=f"the messages {', '.join(ids[:MAX_GET_MESSAGES])}",
+                       ids=ids[:MAX_GET_MESSAGES], truncated=ids[MAX_GET_MESSAGES:])
         if name == "get_fact":
             return cls(tool=name, missing=f"fact {args['fact_id']}", fact_id=args["fact_id"])
         return cls(tool="get_profile", missing="the user's profile")

@@ -132,6 +132,24 @@ def test_recall_then_cited_answer(make_service, llm, memory):
     assert f"Memory current to {turn.watermarks[chat]} ({chat})." in turn.answer
 
 
+def test_get_profile_recall_reads_the_profile(make_service, llm, memory):
+    calls = {"n": 0}
+
+    def respond(body):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return json.dumps({"toolCalls": [{"name": "get_profile", "arguments": {}}]})
+        return "Here is your profile."
+
+    llm.responder = respond
+    turn = make_service(llm.base_url).ask([Q])
+    prof = json.loads((memory / "profile.json").read_text())
+    n = sum(len(v) for v in prof["facts"].values()) + len(prof.get("previously") or [])
+    step = next(s for s in turn.trace["steps"] if s["step"] == "recall_retrieve")
+    assert step["error"] is None and step["intent"]["tool"] == "get_profile"
+    assert f"Search 1: get_profile() read the profile again: {n} facts, shown above." in context_message(llm.bodies[-1])
+
+
 def test_uncertain_evidence_is_labelled(make_service, llm):
     def respond(body):
         ctx = context_message(body)
