@@ -5,8 +5,8 @@ even if no message states it. Each such message is a weak claim (confidence 0.35
 consolidation combines them (1 - Π(1 - p)), so one passing "didi" stays below the profile's cut and
 a habit of it does not. "bro", "bhai", "dude" are left out: people call friends that too. The person's
 name is how the export names them (their contact name, less a kin title: "Ankit Bhaiya" is Ankit), and
-the evidence is the addressing messages; a contact saved under the address word alone ("Mummy",
-"Papa") names nobody, and gives no claim.
+the evidence is the addressing messages; a parent saved under the address word alone ("Mummy",
+"Papa") says nothing about the user (everyone has parents), and gives no claim.
 A spouse word ("good morning wife") says married, at 0.6, only when the other person answers in kind
 or the user keeps it up.
 """
@@ -57,14 +57,17 @@ def contact_name(author: str) -> str:
     return re.sub(r"[^\w\s.'&-]+", "", author).strip() or author
 
 
-def kin_free(name: str) -> str | None:
+def kin_free(name: str) -> str:
     """A contact name as the person's name: without the kin title people save it with ("Ankit Bhaiya" ->
-    "Ankit"); None when nothing else is left ("Mummy", "Papa ❤️"): the address word names nobody."""
+    "Ankit"), or the name as it is when nothing else is left ("Didi")."""
     kept = [w for w in name.split() if w.lower().strip(".'") not in KIN_ADDRESS and w.lower() not in _TITLES]
-    return " ".join(kept) or None
+    return " ".join(kept) or name
 
 
 _TITLES = {"ji", "jii"}
+# Everyone has parents: a parent saved under the address word alone ("Mummy", "Papa") says nothing
+# about the user; a sister saved as "Didi" still says the user has an elder sister.
+_UNIVERSAL = {"mother", "father"}
 
 
 def _addressed(text: str, words: dict[str, str] = KIN_ADDRESS) -> set[str]:
@@ -103,12 +106,13 @@ def address_claims(msgs: pl.DataFrame) -> list[dict]:
             continue  # a group, or nobody answered yet: no one person is addressed
         other = contact_name(other)
         named = kin_free(other)
+        bare = named == other and not (set(other.lower().split()) - set(KIN_ADDRESS) - _TITLES)
         found: dict[str, list[dict]] = {}
         for r in rows.filter(pl.col("is_user").fill_null(False) & pl.col("normalized_text").is_not_null()).iter_rows(named=True):
             for rel in _addressed(r["normalized_text"]):
                 found.setdefault(rel, []).append(r)
         for rel, rs in found.items():
-            if len(rs) >= MIN_MESSAGES and named is not None:
+            if len(rs) >= MIN_MESSAGES and not (bare and rel in _UNIVERSAL):
                 out.extend({"row": r, "predicate": rel, "value": named} for r in rs)
         out.extend(_spouse_claims(rows, other))
     return out

@@ -62,9 +62,12 @@ def test_got_married_and_being_engaged_are_read_and_busy_is_not():
     assert not {p for p, _ in got("I'm engaged in a client project all week")} & {"relationship_status", "partner"}
 
 
-def test_a_contact_saved_under_a_kin_word_names_nobody_and_a_kin_title_is_no_part_of_a_name():
+def test_a_parent_saved_under_a_kin_word_says_nothing_and_a_kin_title_is_no_part_of_a_name():
     mummy = chat([(USER, "good morning mummy"), ("Mummy", "gm beta"), (USER, "ok mummy, call karti hu")])
     assert extract_claims(mummy).filter(pl.col("source") == "address").height == 0  # "mother: Mummy" says nothing
+    didi = chat([(USER, "haan didi"), ("Didi", "kab aa rahi hai"), (USER, "ok didi, sunday")])
+    c = extract_claims(didi).filter(pl.col("source") == "address")
+    assert set(zip(c["predicate"], c["value"])) == {("sister", "Didi")}  # a sister is news, even unnamed
     brother = chat([(USER, "haan bhaiya!"), ("Ankit Bhaiya 🇦🇺", "kya haal"), (USER, "thanks bhaiya")])
     c = extract_claims(brother).filter(pl.col("source") == "address")
     assert set(zip(c["predicate"], c["value"])) == {("brother", "Ankit")}
