@@ -41,6 +41,7 @@ from truffle_assets.paths import PROMPTS_DIR
 from truffle_assets.evals.questions import says_absent
 from truffle_assets.synth.checksums import luhn_check_digit
 from truffle_assets.chat_format.toolcalls import ToolCall, format_tool_calls
+from truffle_assets.tools import CATALOG, model_tools
 from truffle_assets.training.grounded import CITATION, not_found_wording, over_cited
 from truffle_assets.training.schemas import row_id, split_for
 
@@ -222,6 +223,10 @@ class Example:
 
 
 def _envelope(calls: list[dict]) -> str:
+    """The canonical envelope of `calls`, each checked against the tool catalog: a template that
+    names an unknown tool or an argument the tool does not take fails the pack, never trains."""
+    for c in calls:
+        CATALOG[c["name"]].input.model_validate(c["arguments"])
     return format_tool_calls([ToolCall(**c) for c in calls])
 
 
@@ -230,22 +235,33 @@ def _drop_empty(calls: list[dict]) -> list[dict]:
     return [{"name": c["name"], "arguments": {k: v for k, v in c["arguments"].items() if v != ""}} for c in calls]
 
 
+# A DPO failure per model tool (`tools.model_tools()`, checked at import): the call a confused model
+# makes instead, and the arguments it gets wrong.
+_WRONG_TOOL: dict[str, Callable[[dict], dict]] = {
+    "search_memory": lambda a: {"name": "get_profile", "arguments": {}},
+    "get_messages": lambda a: {"name": "search_memory", "arguments": {"query": " ".join(a.get("ids", []))}},
+    "get_fact": lambda a: {"name": "search_memory", "arguments": {"query": a.get("fact_id", "")}},
+    "get_profile": lambda a: {"name": "search_memory", "arguments": {"query": "my profile"}},
+}
+_BAD_ARGS: dict[str, Callable[[dict], dict]] = {
+    "search_memory": lambda a: {k: v for k, v in a.items() if k != "query"} | {"text": "memory"},
+    "get_messages": lambda a: {"id": (a.get("ids") or [""])[0]},
+    "get_fact": lambda a: {"id": a.get("fact_id")},
+    "get_profile": lambda a: {"user": "me"},
+}
+if not set(_WRONG_TOOL) == set(_BAD_ARGS) == set(model_tools()):
+    raise RuntimeError(f"the pack's tool-call failures cover {sorted(_WRONG_TOOL)} / {sorted(_BAD_ARGS)}, "
+                       f"the model's tools are {sorted(model_tools())}")
+
+
 def _wrong_tool(calls: list[dict]) -> list[dict]:
     c = calls[0]
-    swap = {"search_memory": {"name": "get_profile", "arguments": {}},
-            "get_messages": {"name": "search_memory", "arguments": {"query": " ".join(c["arguments"].get("ids", []))}},
-            "get_fact": {"name": "search_memory", "arguments": {"query": c["arguments"].get("fact_id", "")}},
-            "get_profile": {"name": "search_memory", "arguments": {"query": "my profile"}}}
-    return [swap[c["name"]]]
+    return [_WRONG_TOOL[c["name"]](c["arguments"])]
 
 
 def _bad_args(calls: list[dict]) -> list[dict]:
     c = calls[0]
-    bad = {"search_memory": {k: v for k, v in c["arguments"].items() if k != "query"} | {"text": "memory"},
-           "get_messages": {"id": (c["arguments"].get("ids") or [""])[0]},
-           "get_fact": {"id": c["arguments"].get("fact_id")},
-           "get_profile": {"user": "me"}}
-    return [{"name": c["name"], "arguments": bad[c["name"]]}]
+    return [{"name": c["name"], "arguments": _BAD_ARGS[c["name"]](c["arguments"])}]
 
 
 def _toolcall(n: int, rng: random.Random, s: dict, system: str) -> Example:

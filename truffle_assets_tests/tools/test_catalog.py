@@ -77,6 +77,71 @@ def test_score_parts_name_every_retrieval_component():
     assert list(ScoreParts.model_fields) == list(ScoreComponents.model_fields)
 
 
+# ---- the eval cases and the training pack speak the catalog ----------------------------------------
+
+def _expected_calls(case: dict) -> list[dict]:
+    """The call a case expects, and each accepted alternative, as arguments a model would send (a
+    search's query written from its required terms)."""
+    exp = case["expectation"]
+    args = dict(exp["args"])
+    if exp["tool"] == "search_memory" and "query" not in args:
+        args["query"] = " ".join(group[0] for group in exp["query_terms"]) or "messages"
+    out = [args]
+    for key, values in exp["alternatives"].items():
+        for v in values:
+            alt = {k: x for k, x in args.items() if k != key}
+            out.append(alt if v is None else alt | {key: v})
+    return out
+
+
+def test_every_eval_call_validates_against_the_catalog():
+    from truffle_assets.evals.cases import toolcall_cases
+
+    calls = [c for c in toolcall_cases() if c["expectation"]["kind"] == "call"]
+    assert len(calls) >= 80
+    for case in calls:
+        spec = model_tools()[case["expectation"]["tool"]]
+        for args in _expected_calls(case):
+            spec.input.model_validate(args)
+
+
+# the pack's rows that carry tool calls (chosen calls, wrong-tool and bad-argument failures, write
+# calls to refuse, searches that leak) for seed 7, as generated before the pack read the catalog
+PACK_CALL_KINDS = ("toolcall", "write_refusal", "privacy_refusal")
+PACK_CALL_ROWS_SHA256 = "32a21b23f0b927befb7a0813951ca014f10f938d6bc872da6b5255452f856c59"
+
+
+def test_pack_tool_rows_validate_and_are_unchanged():
+    import hashlib
+
+    from truffle_assets.chat_format.toolcalls import parse_tool_calls
+    from truffle_assets.training.pack import generate_pack
+
+    sft, dpo = generate_pack(seed=7)
+    rows = [r for r in sft if r["kind"] in PACK_CALL_KINDS] + \
+        [r for r in dpo if r["source_id"].split("/")[0] in PACK_CALL_KINDS]
+    blob = json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()
+    assert hashlib.sha256(blob).hexdigest() == PACK_CALL_ROWS_SHA256  # byte for byte what the model trained on
+    answers = [r["messages"][-1]["content"] for r in sft] + [r["chosen"] for r in dpo]
+    calls = [c for a in answers if (p := parse_tool_calls(a)).ok for c in p.calls]
+    assert len(calls) >= 40 and {c.name for c in calls} == set(model_tools())
+    written = [c for r in dpo if (p := parse_tool_calls(r["rejected"], allow_write=True)).ok for c in p.calls]
+    assert {c.name for c in written} & set(refusal_vocabulary())
+    for c in calls + written:
+        CATALOG[c.name].input.model_validate(c.arguments)
+
+
+def test_the_pack_refuses_a_call_the_catalog_does_not_know():
+    from truffle_assets.training.pack import _envelope
+
+    assert _envelope([{"name": "get_fact", "arguments": {"fact_id": "3fa9c1"}}]) == \
+        '{"toolCalls":[{"name":"get_fact","arguments":{"fact_id":"3fa9c1"}}]}'
+    with pytest.raises(ValidationError):
+        _envelope([{"name": "get_fact", "arguments": {"id": "3fa9c1"}}])
+    with pytest.raises(KeyError):
+        _envelope([{"name": "read_mind", "arguments": {}}])
+
+
 # ---- the tools on a real published memory ---------------------------------------------------------
 
 @pytest.fixture(scope="module")
