@@ -24,17 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
         family.add_commands(sub)
 
     from truffle_assets.runtime.cli import add_runtime_commands
+    from truffle_assets.runtime.mcp.cli import add_mcp_command
     from truffle_assets.runtime.serve import add_serve_command
 
     add_runtime_commands(sub)  # ask, chat, logging
     # serve: OpenAI-compatible API + web page, embedded llama.cpp when no endpoint; /api/forget runs the pipeline's
     add_serve_command(sub, forgetter=_pipeline_forgetter)
+    # mcp: the memory to other apps over MCP (stdio); forget only with --allow-forget, through the pipeline's
+    add_mcp_command(sub, forgetter=_pipeline_forgetter)
     help_format.apply(p)
     return p
 
 
 def _pipeline_forgetter(data_dir: Path):
-    """The pipeline's forget for `truffle serve`'s `/api/forget` (the runtime never imports the pipeline)."""
+    """The pipeline's forget for `truffle serve`'s `/api/forget` and the MCP forget tool (the runtime never
+    imports the pipeline)."""
     from truffle_assets.defs.forget.forgetter import PipelineForgetter
 
     return PipelineForgetter(data_dir)

@@ -265,15 +265,22 @@ def _listed_model(service: Any) -> dict[str, Any]:
 # ---- the app ----------------------------------------------------------------------------------------
 
 def create_app(service: Any, token: str | None = None, limits: ApiLimits | None = None,
-               forgetter: forget_api.Forgetter | None = None) -> FastAPI:
+               forgetter: forget_api.Forgetter | None = None, *, mcp: bool = True, mcp_forget: bool = False) -> FastAPI:
     """The FastAPI app over `service` (a `runtime.service.ChatService`). `token`: bearer token that
     every API endpoint requires (the page's static files stay public so the page can ask for it).
     `limits`: body and question sizes (default: `service.config.api`, else `ApiLimits()`). `forgetter`:
-    the pipeline's forget behind `/api/forget` (`forget_api.Forgetter`; without one those routes answer 503)."""
-    app = FastAPI(title="truffle", version="0.1", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.service = service
+    the pipeline's forget behind `/api/forget` (`forget_api.Forgetter`; without one those routes answer 503).
+    `mcp`: serve the MCP server at `/mcp` (`runtime.mcp.http`; its sessions live in the app's lifespan),
+    with the forget tool when `mcp_forget` (and a `forgetter`)."""
     if limits is None:
         limits = getattr(getattr(service, "config", None), "api", None) or ApiLimits()
+    mcp_route, lifespan = None, None
+    if mcp:
+        from truffle_assets.runtime.mcp.http import mcp_app
+
+        mcp_route, lifespan = mcp_app(service, token=token, limits=limits, allow_forget=mcp_forget, forgetter=forgetter)
+    app = FastAPI(title="truffle", version="0.1", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.service = service
     app.state.limits = limits
     app.add_middleware(ApiGuard, token=token, max_body_bytes=limits.max_body_bytes)
 
@@ -403,6 +410,8 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         return Response(status_code=204)
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    if mcp_route is not None:  # MCP over streamable HTTP, behind the same ApiGuard as every route
+        app.router.routes.append(mcp_route)
     return app
 
 

@@ -68,12 +68,14 @@ def _terminate_as_exit() -> Iterator[None]:
 
 
 def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | None = None, *,
-          n_ctx: int = 16_384, log_level: str = "info", forgetter: Any = None) -> None:
+          n_ctx: int = 16_384, log_level: str = "info", forgetter: Any = None, mcp: bool = True,
+          mcp_forget: bool = False) -> None:
     """Serve the chat API and page until interrupted; an embedded llama.cpp server lives exactly as
     long (`service.open_service`: the configured endpoint via `llm_server.resolve_endpoint`, else
     llama.cpp on `endpoint.gguf`, the registry's active model, the shared shipped fine-tune or the
     Qwen2.5-Coder-0.5B GGUF).
-    `forgetter`: what `/api/forget` hands its work to (`forget_api.Forgetter`), else those routes answer 503."""
+    `forgetter`: what `/api/forget` hands its work to (`forget_api.Forgetter`), else those routes answer 503.
+    `mcp`: the MCP server at `/mcp` (streamable HTTP, the same token rule), with the forget tool when `mcp_forget`."""
     import uvicorn
 
     from truffle_assets.runtime.api import create_app
@@ -96,7 +98,11 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
             keep = service.keeping()  # what this store keeps: the page shows the same line
             print(f"truffle: {keep.describe()} (in {service.config.store_dir}; change it on the page or with "
                   "`truffle logging`)", file=sys.stderr, flush=True)
-            uvicorn.run(create_app(service, token=token, forgetter=forgetter), host=host, port=port, log_level=log_level)
+            if mcp:
+                print(f"truffle: MCP for other apps at http://{host}:{port}/mcp"
+                      f"{' (with forget)' if mcp_forget else ''}", file=sys.stderr, flush=True)
+            app = create_app(service, token=token, forgetter=forgetter, mcp=mcp, mcp_forget=mcp_forget)
+            uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 
 # ---- CLI ----------------------------------------------------------------------------------------------
@@ -113,6 +119,9 @@ def add_serve_command(subparsers: argparse._SubParsersAction,
     sp.add_argument("--host", default="127.0.0.1", help="bind address (anything but loopback needs a token)")
     sp.add_argument("--port", type=int, default=8800, help="port of the chat page and the API")
     sp.add_argument("--token", default=None, help=f"bearer token every API call must carry (default ${TOKEN_ENV})")
+    sp.add_argument("--no-mcp", dest="mcp", action="store_false", help="do not serve the MCP endpoint at /mcp")
+    sp.add_argument("--mcp-forget", action="store_true",
+                    help="offer the forget tool over MCP (a dry run first, then an explicit confirmation)")
     _add_common(sp)
     sp.set_defaults(func=cmd_serve, forgetter=forgetter)
     return sp
@@ -129,7 +138,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         make = getattr(args, "forgetter", None)
         forgetter = make(Path(config.published_dir).parent) if make else None  # published/ sits in the data root
-        serve(config, host=args.host, port=args.port, token=token, n_ctx=args.n_ctx, forgetter=forgetter)
+        if args.mcp_forget and (forgetter is None or not args.mcp):
+            raise ServeError("--mcp-forget needs the MCP endpoint and the pipeline's forget (drop --no-mcp)")
+        serve(config, host=args.host, port=args.port, token=token, n_ctx=args.n_ctx, forgetter=forgetter,
+              mcp=args.mcp, mcp_forget=args.mcp_forget)
     except (ServeError, llm_server.LlamaServerError, AuditFailed, SettingsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -35,6 +35,7 @@ from truffle_assets.runtime.store_settings import StoreSettings
 
 log = logging.getLogger(__name__)
 _REMEMBERED_TURNS = 1024
+MCP_CONVERSATION = "mcp:"  # the conversation ids of `ask` over MCP (runtime.mcp.calllog.CONVERSATION_PREFIX)
 
 
 class TurnResult(BaseModel):
@@ -234,6 +235,8 @@ class Turns:
             stored = [{"role": m["role"], "content": privacy.redact_data(m["content"])} for m in prompt]
             changed = any(a["content"] != m["content"] for a, m in zip(stored, prompt))
             principals = (["denied"] if result.refused else []) + (["redacted"] if changed or result.trace["scrubbed"] else [])
+            if result.conversation_id.startswith(MCP_CONVERSATION):  # an agent's `ask` over MCP: never a training row
+                principals.append("mcp")
             write_turn(cfg.store_dir, result.turn_id, result.conversation_id,
                        messages=stored if content else None, answer=result.body if content else None,
                        model=result.model, template_version=template_version(),

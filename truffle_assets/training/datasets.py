@@ -31,7 +31,8 @@ from pydantic import BaseModel, ValidationError
 from truffle_assets.training.schemas import SCHEMA_VERSION, DPORow, SFTRow, row_id, split_for
 from truffle_assets.feedback.turns import Turn, read_store
 
-DROPPED_PRINCIPALS = frozenset({"redacted", "denied"})
+# "mcp": calls from other apps' agents (`runtime.mcp.calllog`) are not the person's chat
+DROPPED_PRINCIPALS = frozenset({"redacted", "denied", "mcp"})
 SPLITS = ("train", "eval")
 ROW_MODELS: dict[str, type[BaseModel]] = {"sft": SFTRow, "dpo": DPORow}
 
