@@ -102,6 +102,9 @@ def test_fact_evidence_is_redacted(client, inspected):
     assert "[PASSWORD]" in ev["text"] and "moved to Bangalore" in ev["text"]
     assert got["missing_evidence"] == [] and got["chat_ids"] == ["priya-sharma"]
     assert_no_secret(r.text)
+    short = bangalore["fact_id"][:8]  # a fact id as the chat prompt shows it resolves to the same fact
+    assert sum(fid.startswith(short) for fid in facts) == 1
+    assert client.get(f"/api/memory/facts/{short}").json() == got
     missing = client.get("/api/memory/facts/nope")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "fact_not_found"
 
@@ -152,6 +155,17 @@ def test_search_uses_the_runtime_retrieval_and_is_bounded(client, inspected):
         r = client.get("/api/memory/search", params=params)
         assert r.status_code == status and r.json()["error"]["code"] == code, (params, r.text[:300])
         assert "a" * 100 not in r.text  # never echoed
+
+
+def test_search_takes_a_date_range_and_shows_score_parts(client):
+    later = client.get("/api/memory/search", params={"q": "where do I live", "since": "2023-03-01"}).json()
+    assert later["messages"] and all(m["day"] >= "2023-03-01" for m in later["messages"])
+    assert all(set(m["parts"]) >= {"semantic", "lexical", "recency"} for m in later["messages"])
+    january = client.get("/api/memory/search", params={"q": "trek", "since": "2023-01-01", "until": "2023-01-31"}).json()
+    assert january["messages"] and all(m["day"][:7] == "2023-01" for m in january["messages"])
+    for params in ({"q": "trek", "since": "yesterday"}, {"q": "trek", "since": "2023-02-01", "until": "2023-01-01"}):
+        r = client.get("/api/memory/search", params=params)
+        assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request", r.text
 
 
 def test_chats_list_watermarks_and_counts(client, inspected):
