@@ -21,7 +21,7 @@ from datetime import date, datetime
 
 import polars as pl
 
-from truffle_assets.memory.facts import families
+from truffle_assets.memory.facts import families, recovery
 from truffle_assets.memory.facts.families import FAMILIES, family_of, same_value
 from truffle_assets.memory.facts.lexicon import PREDICATES
 from truffle_assets.memory.facts.render import restated
@@ -122,9 +122,11 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
             c["predicate"] = ended
             c["_ending"] = True
 
+    recoveries = [c for c in rows if c["predicate"] == recovery.PREDICATE]  # they end conditions, assert nothing
     groups: dict[tuple[str, str], list[dict]] = {}
     for c in rows:
-        groups.setdefault((c["subject"], c["predicate"]), []).append(c)
+        if c["predicate"] != recovery.PREDICATE:
+            groups.setdefault((c["subject"], c["predicate"]), []).append(c)
 
     clusters: list[_Cluster] = []
     for (subject, predicate), cs in sorted(groups.items()):
@@ -138,6 +140,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     _close_dating(clusters)
     _close_across(clusters)
     _close_attitudes(clusters)
+    _close_recovered(clusters, recoveries)
     _close_members(clusters)
     _close_starts(clusters)
     _close_ages(clusters, max(c["ts"] for c in rows).date() if rows else None)
@@ -487,6 +490,18 @@ def _close_attitudes(clusters: list[_Cluster]) -> None:
             if t == -s and n.subject == k.subject and n.said > k.said and _felt_about(n.best()["value"]) == about:
                 k.valid_to, k.superseded_by = n.said, n
                 break
+
+
+def _close_recovered(clusters: list[_Cluster], recoveries: list[dict]) -> None:
+    """A recovery ends the conditions it names that were said on an earlier day ("LDL 112, normal hai ab"
+    ends "borderline high LDL cholesterol"; see `recovery`); it is their evidence, never a fact itself."""
+    for r in recoveries:
+        day = r["ts"].date()
+        for k in clusters:
+            if k.predicate == "condition" and k.subject == r["subject"] and k.valid_to is None and k.said < day \
+                    and recovery.ends(r["value"], k.best()["value"]):
+                k.claims.append({**r, "_ending": True})
+                k.valid_to = day
 
 
 _VERB_LEAD = re.compile(r"^(?:run|learn|do|finish|complete|become|buy|build|save|get|start|visit|master|study|write)\b\s*", re.I)

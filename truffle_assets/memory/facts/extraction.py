@@ -31,7 +31,7 @@ from truffle_assets.memory.facts.rules import (
     SIBLINGS,
     Rule,
 )
-from truffle_assets.memory.facts import guards, reader, replies, wishes
+from truffle_assets.memory.facts import guards, reader, recovery, replies, wishes
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
 from truffle_assets.memory.gloss import gloss
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
@@ -363,6 +363,10 @@ def extract_claims(msgs: pl.DataFrame) -> pl.DataFrame:
         rows.append(_claim_row(a["row"], a["predicate"], a["value"], predicate_info(a["predicate"]).category,
                                render_fact_text(a["predicate"], a["value"]), a.get("confidence", ADDRESS_CONFIDENCE),
                                "address"))
+    # "LDL 112, normal hai ab": the end of a condition, which consolidation closes
+    for c in recovery.recovery_claims(msgs):
+        rows.append(_claim_row(c["row"], recovery.PREDICATE, c["value"], "health", f"Recovered: {c['value']}",
+                               recovery.CONFIDENCE, "rules"))
     # the birthday wishes the user thanks people for date the birthday (and may say the age); the
     # anniversary the user wishes someone names their partner
     for w in wishes.birthday_claims(msgs) + wishes.anniversary_claims(msgs):
