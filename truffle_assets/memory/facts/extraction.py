@@ -193,6 +193,8 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     for c in [c for c in out if c["predicate"] == "started_job"]:
         if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):
             out.append(restated(c, "employer", c["value"]))
+    if guards.temporary(text):  # "WFH tomorrow": for a day, not how the user works
+        out = [c for c in out if c["predicate"].removeprefix("end:") not in guards.ARRANGEMENTS]
     return _dedupe(out)
 
 

@@ -168,3 +168,19 @@ def unclaimed_text(doc: Doc) -> str:
                         span = doc[c.left_edge.i:c.right_edge.i + 1]
                         blank(span.start_char, span.end_char)
     return "".join(chars)
+
+
+# A time bound on the arrangement said: "WFH tomorrow", "working from home till next week", "WFH le liya
+# hai 2 hafte". "From today", "aaj se" and "2 days a week" start or pattern one and are no bound.
+_BOUNDED = re.compile(
+    r"(?i)\b(?:till|until|untill)\s+(?:next|this|the\s+end|end|mon|tue|wed|thu|fri|sat|sun|tomorrow|\d)"
+    r"|(?<!from\s)(?<!starting\s)(?<!since\s)(?<!as\sof\s)\b(?:today|tomorrow|tonight|aaj|kal)\b(?!\s+se\b)"
+    r"|\bfor\s+(?:the\s+)?(?:next\s+)?(?:a|one|two|three|few|couple\s+of|\d+)?\s*(?:days?|weeks?)\b(?!\s+(?:a|per|every)\b)"
+    r"|\bthis\s+week\b|\b\d+\s+(?:hafte|hafton|hafta|din)\s*(?:ke\s+liye\b|$|[.!,;])")
+# arrangements that are often for a while only: with a time bound they are no standing fact
+ARRANGEMENTS = frozenset({"work_mode", "lives_with"})
+
+
+def temporary(text: str) -> bool:
+    """`text` bounds what it says in time ("WFH tomorrow"): an arrangement for a while, not a standing one."""
+    return bool(_BOUNDED.search(text))

@@ -85,3 +85,14 @@ def test_a_pet_named_in_the_next_sentence_unless_asked_or_supposed():
 ])
 def test_fact_text_names_the_qualifier(text, expected):
     assert [c["fact_text"] for c in claims_from_text(text, USER, SAID)] == [expected]
+
+
+def test_an_arrangement_bounded_in_time_is_no_standing_fact():
+    def modes(text: str) -> set[str]:
+        return {v for p, v, _ in claims(text) if p == "work_mode"}
+
+    assert modes("I'm WFH tomorrow, the plumber is coming") == set()
+    assert modes("working from home till next week, doctor's orders") == set()
+    assert modes("I work from home for two weeks after the surgery") == set()
+    assert modes("I'm fully remote now") == {"remote"}
+    assert modes("from today I'm fully remote") == {"remote"}  # a start, not a bound
