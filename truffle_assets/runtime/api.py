@@ -13,7 +13,8 @@
   qwen2.5-coder-0.5b)"); a request may name any model, the served one answers.
 - `POST /api/feedback`, `POST /api/reroll`, `GET /api/evidence/{message_id}[?around=N]` (with N
   neighbours each side), `GET /api/day/{chat_id}/{YYYY-MM-DD}`, `GET /api/facts/{fact_id}`: the
-  page's (and any client's) way to rate, regenerate and inspect. `GET /api/memory/coverage`: the
+  page's (and any client's) way to rate, regenerate and inspect; the last three are the memory tools'
+  results (`tool_exec`: redacted, a fact by its full or shortened id). `GET /api/memory/coverage`: the
   published memory's chats, their display names and watermarks (`coverage_api`), the page's header.
 - `GET /` and `/static/*`: the web page (no external resources, no build step).
 
@@ -53,6 +54,8 @@ from truffle_assets.runtime.health_api import router as health_router
 from truffle_assets.runtime.inspector_api import register_inspector
 from truffle_assets.runtime.limits import MAX_ERROR_DETAILS, ApiLimits, clip
 from truffle_assets.runtime.settings_api import router as settings_router
+from truffle_assets.runtime.tool_exec import ToolError, ToolExecutor
+from truffle_assets.tools.inputs import MAX_AROUND
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +64,6 @@ MODEL_ID = "truffle"  # a completion's `model` when nothing names the served one
 # the `truffle` object of a completion; `body` is the answer without its freshness lines
 TURN_FIELDS = ("turn_id", "conversation_id", "citations", "uncertain", "watermarks", "tokens", "fallback", "refused",
                "reroll_of", "body")
-MAX_AROUND = 10  # neighbours each side of an evidence message
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 STREAM_CHUNK_CHARS = 24  # roughly a few words per SSE event
 _WORDS = re.compile(r"\S+\s*|\s+")
@@ -290,6 +292,9 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
             return fn(*args, **kwargs)
         except ApiError:
             raise
+        except ToolError as exc:  # a memory tool's own answer: no memory yet, an unknown fact
+            raise ApiError(exc.status, exc.message, "not_found_error" if exc.status == 404 else "invalid_request_error",
+                           exc.code) from exc
         except LookupError as exc:  # KeyError & co: an unknown turn / message / fact
             raise ApiError(404, _msg(exc, "not found"), "not_found_error", "not_found") from exc
         except ValueError as exc:
@@ -369,32 +374,37 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
         result = call(service.reroll, body.turn_id)
         return {"reroll_of": body.turn_id, **turn_json(result)}
 
+    # -- the memory, through its tools (tool_exec): the shapes and redaction an MCP client gets
+    tools = ToolExecutor(service)
+
     @app.get("/api/evidence/{message_id}")
     def evidence(message_id: str, around: int = Query(0, ge=0, le=MAX_AROUND)) -> Any:
-        found = call(service.evidence, message_id, around) if around else call(service.evidence, message_id)
+        found = call(tools.get_messages, [message_id], around or None).messages
         if not found:
             raise ApiError(404, f"no evidence message with id {message_id!r} in the published memory",
                            "not_found_error", "message_not_found")
-        return jsonable_encoder(found)
+        return found[0].model_dump(mode="json", exclude={"neighbours"} if found[0].neighbours is None else None)
 
     @app.get("/api/day/{chat_id}/{day}")
     def day(chat_id: str, day: str) -> Any:
         if not _DAY.fullmatch(day):
             raise ApiError(422, f"day must be YYYY-MM-DD, not {clip(day, 40)!r}", "invalid_request_error",
                            "invalid_value", "day")
-        return {"chat_id": chat_id, "day": day, "messages": jsonable_encoder(call(service.day, chat_id, day))}
+        return call(tools.get_day, chat_id, day).model_dump(mode="json")
 
     @app.get("/api/facts/{fact_id}")
     def fact(fact_id: str) -> Any:
-        found = call(service.fact, fact_id)
-        if not found:
+        try:
+            return call(tools.get_fact, fact_id).model_dump(mode="json")
+        except ApiError as exc:
+            if exc.code != "fact_not_found":
+                raise
             raise ApiError(404, f"no fact with id {fact_id!r} in the published memory", "not_found_error",
-                           "fact_not_found")
-        return jsonable_encoder(found)
+                           "fact_not_found") from exc
 
     forget_api.register(app, ApiError, forgetter)  # POST/GET /api/forget
 
-    register_inspector(app, service)  # the memory inspector: GET /api/memory/*, the /inspector page
+    register_inspector(app, service, tools)  # the memory inspector: GET /api/memory/*, the /inspector page
 
     app.include_router(settings_router)  # GET/PUT /api/settings: what the store keeps
     app.include_router(health_router)  # GET /api/health: the model served now

@@ -140,6 +140,11 @@ def test_evidence_and_fact_lookups(client, memory):
     assert [m["message_id"] for m in got["evidence"]] == [
         m for m in fact.get("evidence_message_ids") or [] if m in {e["message_id"] for e in got["evidence"]}]
     assert all(m["text"] for m in got["evidence"])
+    assert got["status"] in ("current", "superseded", "ended") and "missing_evidence" in got
+    # a shortened id, as the chat prompt shows it, names the same fact
+    short = next(fact["fact_id"][:n] for n in range(6, 40) if sum(f["fact_id"].startswith(fact["fact_id"][:n])
+                                                                   for f in facts) == 1)
+    assert len(short) < len(fact["fact_id"]) and client.get(f"/api/facts/{short}").json() == got
 
 
 def test_down_endpoint_degrades_and_service_errors_are_json(make_service, tmp_path):

@@ -121,7 +121,7 @@ def test_a_secret_that_reached_the_published_files_is_still_redacted(inspected, 
                           "evidence_message_ids": [], "chat_ids": []})
     (pub / "facts.json").write_text(json.dumps(blob))
     client = TestClient(create_app(inspector_service(tmp_path)))
-    for path in ("/api/memory/facts", "/api/memory/facts/leaky", "/api/memory/search?q=card"):
+    for path in ("/api/memory/facts", "/api/memory/facts/leaky", "/api/memory/search?q=card", "/api/facts/leaky"):
         r = client.get(path)
         assert r.status_code == 200 and "[CARD]" in r.text, path
         assert card not in r.text and card.replace(" ", "") not in r.text
