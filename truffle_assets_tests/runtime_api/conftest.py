@@ -33,13 +33,14 @@ TOKEN = "tT7-kq3xZp9LmV2rW8bN4yHc"  # strong enough for `truffle serve` (runtime
 
 
 @contextlib.contextmanager
-def live_server(app, timeout: float = 20.0) -> Iterator[str]:
-    """uvicorn serving `app` on 127.0.0.1:<free port> in a daemon thread; yields the base URL."""
+def live_server(app, timeout: float = 20.0, lifespan: str = "off") -> Iterator[str]:
+    """uvicorn serving `app` on 127.0.0.1:<free port> in a daemon thread; yields the base URL.
+    `lifespan="on"` runs the app's lifespan (the MCP endpoint's sessions live in it)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # bound before the thread starts: no race for the port
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
