@@ -180,9 +180,11 @@ def test_every_read_tool_runs_and_fits_its_schema(tools, memory, world):
     f = next(x for x in facts if x.get("evidence_message_ids"))
     full = _checked("get_fact", tools.call("get_fact", {"fact_id": f["fact_id"]}))
     assert full["fact_id"] == f["fact_id"] and full["evidence"] and full["status"] in ("current", "superseded", "ended")
-    prefix = f["fact_id"][:6]
-    if sum(x["fact_id"].startswith(prefix) for x in facts) == 1:
-        assert tools.get_fact(prefix) == tools.get_fact(f["fact_id"])  # the id the prompt shows resolves too
+    prefix = next(f["fact_id"][:n] for n in range(6, 40) if sum(x["fact_id"].startswith(f["fact_id"][:n])
+                                                                for x in facts) == 1)
+    assert len(prefix) < len(f["fact_id"])
+    assert tools.get_fact(prefix) == tools.get_fact(f["fact_id"])  # a shortened id, as the prompt shows it
+    assert tools.service.fact(prefix)["fact_id"] == f["fact_id"]  # and the service's lookup agrees
     with pytest.raises(ToolError) as err:
         tools.get_fact("no-such-fact")
     assert err.value.status == 404 and err.value.code == "fact_not_found"
@@ -221,3 +223,15 @@ def test_only_redacted_text_leaves(tools, world):
     for q in ("password", "wifi password", "otp code", "bank account"):
         blob = tools.search_memory(q, k=20).model_dump_json()
         assert not any(s in blob for s in secrets), q
+
+
+def test_ask_is_a_chat_turn_with_its_citations(make_service, llm):
+    tools = ToolExecutor(make_service(llm.base_url))
+    got = _checked("ask", tools.call("ask", {"question": "What did Priya and I plan?"}))
+    assert got["citations"] and got["sources"] and got["turn_id"] and got["conversation_id"]
+    assert {s["message_id"] for s in got["sources"]} <= set(got["citations"]) | set(got["uncertain"])
+    assert all(s["text"] and s["day"] == s["ts"][:10] for s in got["sources"])
+    again = tools.ask("And when?", conversation_id=got["conversation_id"])
+    assert again.conversation_id == got["conversation_id"]
+    refused = tools.ask("What is my wifi password?")
+    assert refused.refused and not refused.citations
