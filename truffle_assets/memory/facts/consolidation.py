@@ -154,9 +154,10 @@ def _is_ending(predicate: str) -> bool:
 
 
 # Endings that name no kind of fact: what they end is whichever value they name ("quit" Zoho or smoking).
-_GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of"}
-# ... and "left" a value nobody stated ends nothing: people leave parties and groups, not only jobs
-_MATCH_ONLY = {"left"}
+_GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of", "died", "passed_away"}
+# ... and "left" a value nobody stated ends nothing: people leave parties and groups, not only jobs; a
+# death ends a pet or a partner held under that name, and records nobody else
+_MATCH_ONLY = {"left", "died", "passed_away"}
 
 
 def _through_families(rows: list[dict]) -> list[dict]:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from truffle_assets.memory.facts import lexicon as L
+from truffle_assets.memory.facts.values import NOT_NAMES
 
 # (predicate, value, confidence, rule)
 Claim = tuple[str, str, float, str]
@@ -149,6 +150,9 @@ _OWNED = re.compile(r"\b(?:my|our|his|her|their|your)\s+(?:new\s+)?$", re.I)
 # learning a language in class: "Telugu class update", "German classes twice a week"
 _LANGUAGE_CLASS = re.compile(r"\b(" + "|".join(sorted(L.LANGUAGES, key=len, reverse=True)) + r")\s+(?:class|classes|lessons|course|tuition)\b",
                              re.I)
+# a death: "Bruno passed away last night", "we lost Coco", "Bruno nahi raha"
+_DIED = re.compile(r"\b([A-Z][a-z]+)\s+(?:passed\s+away|died|is\s+no\s+more|nahi\s+(?:raha|rahi))\b"
+                   r"|\bwe\s+lost\s+(?:our\s+|my\s+)?([A-Z][a-z]+)\b")
 # a vehicle or gadget sold: "sold the bullet today", "sold my old Activa"
 _SOLD = re.compile(r"\bsold\s+(?:my\s+|the\s+|our\s+)?(?:old\s+)?([\w\-]+)\b", re.I)
 # a race done: "10K done", "half marathon done in 2:05"
@@ -378,6 +382,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "office", f"{m.group(1)} office", 0.6, "the_office"
     if m := _LANGUAGE_CLASS.search(sentence):
         yield "learning", m.group(1).capitalize(), 0.65, "language_class"
+    if (m := _DIED.search(sentence)) and (name := m.group(1) or m.group(2)).lower() not in NOT_NAMES:
+        yield "died", name, 0.7, "died"  # ends only a pet (or a partner) held under that name
     if (m := _SOLD.search(sentence)) and (kind := L.POSSESSIONS.get(m.group(1).lower())):
         yield "end:" + kind, m.group(1), 0.7, "sold"
     if m := _RACE_DONE.search(sentence):

@@ -166,6 +166,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     lemma = v.lemma_.lower()
     dobj = next(iter(spans.children(v, "dobj")), None)
     # ---- be + complement: identity, diet, allergies, age, status ---------------------------------
+    if neg and _no_more(v) and _state_ended(v, lemma, dobj, out):
+        return
     if lemma in ("be", "become") or v.pos_ == "AUX" and v.dep_ == "ROOT":
         _copula(v, neg, out, laughs)
         return
@@ -287,8 +289,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if lemma in ("quit", "leave") and not neg:
         # an acronym the tagger calls a noun ("quit K&R.", "left TCS") is an employer's name too
         acronym = dobj is not None and re.fullmatch(r"[A-Z][A-Z&]*[A-Z]", dobj.text.rstrip(".")) is not None
-        if dobj is not None and (spans.lower(dobj) in ("job", "company", "work", "office") or dobj.pos_ == "PROPN"
-                                 or acronym):
+        # a lowercase word the tagger calls a proper noun ("I quit badminton") is an activity, no company
+        named = dobj is not None and dobj.pos_ == "PROPN" and dobj.text[:1].isupper()
+        if dobj is not None and (spans.lower(dobj) in ("job", "company", "work", "office") or named or acronym):
             org = spans.proper_name(dobj) if dobj.pos_ == "PROPN" else dobj.text.rstrip(".") if acronym else None
             if org and spans.lower(dobj) not in L.MEATS:
                 out.add("employer", org, 0.75, "quit", ending=True)
@@ -297,7 +300,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 out.add("employer", "", 0.7, "quit_job", ending=True)
             return
         x = dobj if dobj is not None else next((c for c in v.children if c.dep_ == "xcomp" and c.tag_ == "VBG"), None)
-        if lemma == "quit" and x is not None:  # "quit smoking", "I quit running." (a gerund the parse calls xcomp)
+        if lemma == "quit" and x is not None:  # "quit smoking", "I quit running.", "I quit badminton"
             _stop_habit(v, x, out)
         return
     # ---- relationships ----------------------------------------------------------------------------
@@ -327,7 +330,16 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if lemma in ("date", "see") and not neg and dobj is not None and spans.proper_name(dobj) and v.tag_ == "VBG":
         out.add("partner", spans.proper_name(dobj), 0.75, "dating")
         return
-    if lemma == "break" and any(spans.lower(c) == "up" for c in v.children) and not neg:
+    if lemma in ("lay", "fire", "sack") and not neg and (lemma != "lay" or any(spans.lower(c) == "off" for c in v.children)) \
+            and any(c.dep_ in ("auxpass", "nsubjpass") for c in v.children):
+        # "got laid off from Swiggy", "I was fired": the job ended, the company named or not
+        frm = spans.prep_obj(v, "from", "at")
+        name = spans.proper_name(frm) if frm is not None else None
+        out.add("employer", name or "", 0.75, "laid_off", ending=True)
+        if name:
+            out.add("left_job", name, 0.7, "laid_off")
+        return
+    if lemma in ("break", "split") and any(spans.lower(c) == "up" for c in v.children) and not neg:
         w = spans.prep_obj(v, "with")
         out.add("partner", spans.proper_name(w) if w is not None else "", 0.8, "break_up", ending=True)
         return
@@ -434,6 +446,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         out.add("habit", f"doesn't go to {what}" if neg else what, 0.6, "go_to_habit")
         return
     if lemma in L.STOP_VERBS | {"start", "begin"} and not neg:
+        if lemma == "give" and not any(c.dep_ == "prt" and spans.lower(c) == "up" for c in v.children):
+            return  # "gave away my cat", "gave her my notes": only "give up" stops something
         x = next((c for c in v.children if c.dep_ == "xcomp"), None)
         if x is not None:
             if x.lemma_ in ("eat", "have"):
@@ -580,8 +594,78 @@ def _wed_lemma(t: Token) -> str:
     return {"married": "marry", "engaged": "engage"}.get(spans.lower(t), t.lemma_)
 
 
+def _no_more(v: Token) -> bool:
+    """The clause says its state is over: "anymore", "any more", "no longer"."""
+    for c in v.children:
+        low = spans.lower(c)
+        if low == "anymore" or low == "longer" and any(spans.lower(g) == "no" for g in c.children):
+            return True
+        if low == "more" and c.i > 0 and spans.lower(v.doc[c.i - 1]) == "any":
+            return True
+    return False
+
+
+_ACTIVITY_VERBS = L.HABIT_VERBS | {"play", "practise", "practice", "go", "train", "attend"}
+
+
+def _gerund(lemma: str) -> str:
+    if lemma.endswith("ie"):
+        return lemma[:-2] + "ying"
+    if lemma.endswith("e") and not lemma.endswith(("ee", "ye", "oe")):
+        return lemma[:-1] + "ing"
+    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", lemma):  # run, swim, jog
+        return lemma + lemma[-1] + "ing"
+    return lemma + "ing"
+
+
+def _state_ended(v: Token, lemma: str, dobj: Token | None, out: _Out) -> bool:
+    """The end of what the clause would state, said as "not ... anymore" / "no longer": "I'm no longer
+    at Zoho", "I'm not with Naina anymore", "I don't live in Pune anymore", "I don't play the guitar
+    anymore". True when read; other states ("I don't care anymore") are left to the usual negation."""
+    if lemma in ("be", "become") or v.pos_ == "AUX":
+        at, w = spans.prep_obj(v, "at"), spans.prep_obj(v, "with")
+        if at is not None and at.pos_ == "PROPN" and spans.proper_name(at):
+            out.add("employer", spans.proper_name(at), 0.7, "no_longer_at", ending=True)
+            out.add("left_job", spans.proper_name(at), 0.65, "no_longer_at")
+            return True
+        if w is not None and w.pos_ == "PROPN" and spans.proper_name(w):
+            # a partner, a provider, a team: "left" ends only a value already held under that name
+            out.add("left", spans.proper_name(w), 0.7, "no_longer_with")
+            return True
+        return False
+    if lemma in L.LIVE_VERBS:
+        o, w = spans.prep_obj(v, "in", "at"), spans.prep_obj(v, "with")
+        if o is not None and spans.place_name(o):
+            out.add("lives_in", spans.place_name(o), 0.75, "no_longer_live", ending=True)
+        if w is not None and (spans.proper_name(w) or spans.phrase(w)):
+            out.add("lives_with", spans.proper_name(w) or spans.phrase(w), 0.7, "no_longer_live_with", ending=True)
+        return True
+    if lemma == "work":
+        at = spans.prep_obj(v, "at", "for", "with")
+        if at is not None and at.pos_ == "PROPN" and spans.proper_name(at):
+            out.add("employer", spans.proper_name(at), 0.7, "no_longer_work", ending=True)
+            out.add("left_job", spans.proper_name(at), 0.65, "no_longer_work")
+        return True
+    if lemma not in _ACTIVITY_VERBS:
+        return False
+    to = spans.prep_obj(v, "to") if lemma in ("go", "attend") else None
+    if to is not None or lemma == "attend" and dobj is not None:
+        what = spans.phrase(to if to is not None else dobj)  # "don't go to the gym anymore": the gym
+    elif dobj is not None and lemma in ("play", "practise", "practice", "do"):
+        what = spans.phrase(dobj)  # "don't play the guitar anymore": the guitar
+    elif dobj is not None:
+        what = f"{_gerund(lemma)} {spans.phrase(dobj)}"
+    else:
+        what = _gerund(lemma)
+    if what:
+        out.add("habit", f"stopped {what}", 0.65, "no_longer")
+    return True
+
+
 def _stop_habit(v: Token, x: Token, out: _Out) -> None:
-    what = spans.phrase(x, max_words=5)
+    to = spans.prep_obj(x, "to") if x.lemma_ == "go" else None
+    # "stopped going to the gym" stops the gym: the place it names, as "goes to the gym" does
+    what = spans.phrase(to) if to is not None else spans.phrase(x, max_words=5)
     if not what:
         return
     verb = "quit" if v.lemma_ == "quit" else "stopped"

@@ -211,3 +211,29 @@ def test_a_later_opposite_feeling_about_the_same_thing_ends_the_earlier_one():
     assert rows["scared of dogs"]["superseded_by"] == rows["dog person"]["id"]
     assert rows["horror movies"]["valid_to"] is None  # "movies" is not the same thing as "horror movies"
     assert rows["dog person"]["valid_to"] is None
+
+
+def test_endings_said_as_no_longer_anymore_a_layoff_a_split_or_a_death_close_what_they_end():
+    d = timedelta(days=60)
+    df = messages([
+        (USER, "I work at Zoho", T), (USER, "I play the guitar every evening", T), (USER, "I'm dating Naina these days", T),
+        (USER, "We adopted a puppy! His name is Bruno", T),
+        (USER, "I don't play the guitar anymore", T + d), (USER, "I'm not with Airtel anymore, switched to Jio", T + d),
+        (USER, "I'm not with Naina anymore", T + 2 * d), (USER, "got laid off from Zoho today", T + 3 * d),
+        (USER, "Bruno passed away last night", T + 4 * d), (USER, "Dadaji passed away this morning", T + 4 * d),
+    ])
+    f = consolidate(extract_claims(df))
+    ended = {(r["predicate"], r["value"]): r["valid_to"] for r in f.iter_rows(named=True)}
+    assert ended[("hobby", "guitar")] == (T + d).date()
+    assert ended[("partner", "Naina")] == (T + 2 * d).date()
+    assert ended[("employer", "Zoho")] == (T + 3 * d).date() and ("left_job", "Zoho") in ended
+    assert ended[("pet", "Bruno")] == (T + 4 * d).date()
+    # "not with X anymore" and a death end only a value held under that name: nobody new is recorded
+    assert not {v for _, v in ended} & {"Airtel", "Dadaji"}
+
+
+def test_quitting_an_activity_is_no_job_and_giving_away_is_no_stopping():
+    got = set(extract_claims(messages([
+        (USER, "I quit badminton, my knees", T), (USER, "gave away my cat to my aunt", T),
+        (USER, "I stopped going to the gym", T)])).select("predicate", "value").rows())
+    assert got == {("habit", "quit badminton"), ("habit", "stopped gym")}
