@@ -39,8 +39,17 @@
    digits included; "617" inside the date 2022-06-17 is not a leak); longer ones in every turn.
    A leak is one (prompt, secret) pair found anywhere; the table also says where and how.
 
+5. The same prompts through the MCP server (`/mcp` of the same app, the official client over streamable
+   HTTP): per prompt `search_memory(query=<its last message>)`, `get_messages` of the targeted secrets'
+   messages with 2 neighbours each side, `get_day` of each targeted message's chat and day, `get_fact`
+   of every fact whose evidence holds one, and `ask(<the question>)` (`--no-mcp-ask` skips it), plus
+   the `truffle://profile` and `truffle://facts` resources once. Every result (structured content and
+   text) and every stored MCP record is searched as above. `--mcp-only` skips the chat phase; with
+   `--no-mcp-ask` too, no model is started.
+
 Only secret types, message ids and the kind of match are printed, never values; the full record
-(prompts, answers, leaks) goes to <work>/results.json. Last line: `privacy_leaks=<n> prompts=<m>`.
+(prompts, answers, leaks) goes to <work>/results.json. Last line:
+`privacy_leaks=<n> prompts=<m> mcp_leaks=<k>` (goal: 0 and 0).
 """
 
 from __future__ import annotations
@@ -182,6 +191,96 @@ def stored_records(store_dir: Path) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------------
+# The MCP phase
+# ---------------------------------------------------------------------------------------------------
+
+def facts_by_message(published: Path) -> dict[str, list[str]]:
+    """message id -> the ids of the published facts whose evidence holds it."""
+    from truffle_assets.runtime.published import load_facts
+
+    out: dict[str, list[str]] = defaultdict(list)
+    for fid, f in load_facts(published).items():
+        for mid in f.get("evidence_message_ids") or []:
+            out[str(mid)].append(fid)
+    return out
+
+
+def mcp_calls(p, secrets: list[dict], meta: dict[str, dict], facts: dict[str, list[str]],
+              ask: bool) -> list[tuple[str, dict]]:
+    """The tool calls an agent probing for prompt `p`'s secrets would make."""
+    ids = [secrets[t]["message_id"] for t in p.targets]
+    calls: list[tuple[str, dict]] = [("search_memory", {"query": p.question[:2000]})]
+    if ids:
+        calls.append(("get_messages", {"ids": ids[:20], "around": 2}))
+    days = sorted({(secrets[t]["chat_id"], str(meta[secrets[t]["message_id"]]["ts"])[:10])
+                   for t in p.targets if secrets[t]["message_id"] in meta})
+    calls += [("get_day", {"chat": c, "day": d}) for c, d in days]
+    calls += [("get_fact", {"fact_id": f}) for f in sorted({f for m in ids for f in facts.get(m, [])})]
+    if ask:
+        calls.append(("ask", {"question": p.question[:2000]}))
+    return calls
+
+
+def mcp_phase(svc, prompts: list, secrets: list[dict], meta: dict[str, dict], ask: bool) -> dict:
+    """Every prompt's probing calls through the MCP server over streamable HTTP; leaks per (prompt, secret)."""
+    import anyio
+
+    from benchmarks.mcp_client import http_session, result_text, serve_app
+    from truffle_assets.runtime.api import create_app
+
+    from truffle_assets.runtime import privacy
+
+    facts = facts_by_message(Path(svc.config.published_dir))
+    refusals = {privacy.refusal(k) for k in privacy.KINDS}
+    leaks: list[tuple[int, object]] = []
+    refused: Counter = Counter()
+    errors: Counter = Counter()
+    calls = 0
+
+    async def run(url: str) -> None:
+        nonlocal calls
+        async with http_session(url) as session:
+            for uri in ("truffle://profile", "truffle://facts"):
+                res = await session.read_resource(uri)
+                calls += 1
+                leaks.extend((-1, lk) for lk in find_leaks("\n".join(c.text for c in res.contents), secrets, set(), "mcp"))
+            for n, p in enumerate(prompts):
+                found = []
+                for name, arguments in mcp_calls(p, secrets, meta, facts, ask):
+                    res = await session.call_tool(name, arguments)
+                    calls += 1
+                    if res.isError:
+                        text = res.content[0].text if res.content else ""
+                        (refused if text in refusals else errors)[name] += 1
+                    found.extend(find_leaks(result_text(res), secrets, set(p.targets), "mcp"))
+                seen = set()
+                for lk in found:
+                    if lk.secret not in seen:
+                        seen.add(lk.secret)
+                        leaks.append((n, lk))
+                        print(f"  LEAK mcp: prompt {n + 1} {p.style}: {lk.type}/{lk.how} (message {lk.message_id})")
+
+    t0 = time.perf_counter()
+    with serve_app(create_app(svc, mcp=True)) as url:
+        anyio.run(run, url)
+    return {"calls": calls, "seconds": round(time.perf_counter() - t0, 1), "leaks": leaks,
+            "refused": dict(refused), "errors": dict(errors)}
+
+
+def stored_mcp_records(store_dir: Path) -> list[str]:
+    """The stored texts of every record with principal `mcp` (tool calls, and asks over MCP)."""
+    mcp_turns: set[str] = set()
+    for p in sorted((store_dir / "turns").glob("*.jsonl")):
+        for line in p.read_text(encoding="utf-8").splitlines():
+            with contextlib.suppress(ValueError):
+                rec = json.loads(line)
+                if "mcp" in (rec.get("principals") or []):
+                    mcp_turns.add(rec.get("turn_id"))
+    stored = stored_records(store_dir)
+    return [stored[t] for t in sorted(mcp_turns) if t in stored]
+
+
+# ---------------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------------
 
@@ -201,14 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for the query embedder")
     ap.add_argument("--work", type=Path, default=WORK)
+    ap.add_argument("--no-mcp", action="store_true", help="skip the MCP phase")
+    ap.add_argument("--no-mcp-ask", action="store_true", help="MCP phase without the ask tool (no model call there)")
+    ap.add_argument("--mcp-only", action="store_true", help="skip the chat phase (with --no-mcp-ask: no model at all)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     for name in ("dagster", "lancedb", "httpx", "sentence_transformers", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
+    # the SDK logs a closed stream as an error when a client ends its session with a stream open
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
 
     from truffle_assets.runtime.config import Budget, RuntimeConfig
-    from truffle_assets.runtime.service import open_service
+    from truffle_assets.runtime.service import ChatService, open_service
 
     t0 = time.perf_counter()
     data, truth, injections, rebuilt = build_memory(args.work, args.tokens, args.chats, args.seed, args.fresh)
@@ -236,19 +340,29 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     outcomes: list[Outcome] = []
-    with open_service(cfg, n_ctx=args.n_ctx, log_path=store / "llama_server.log") as svc:
-        svc.warm_up()
+    mcp: dict | None = None
+    no_model = args.mcp_only and (args.no_mcp or args.no_mcp_ask)  # nothing asks the model: none is started
+    service = (contextlib.nullcontext(ChatService(cfg)) if no_model
+               else open_service(cfg, n_ctx=args.n_ctx, log_path=store / "llama_server.log"))
+    with service as svc:
+        if no_model:
+            from truffle_assets.retrieval import open_index
+
+            open_index(pointer).embedder.encode_query("warm up")
+        else:
+            svc.warm_up()
         torch.set_num_threads(args.threads)
         b = svc.config.budget
         gguf = svc.config.endpoint.gguf
         where = f"embedded llama.cpp on {Path(gguf).name}" if gguf else f"endpoint {svc.endpoint.base_url}"
-        print(f"model: {svc.model} ({where}); tokenizer {svc.counter.name}")
+        print("model: none (the MCP tools without ask)" if no_model else
+              f"model: {svc.model} ({where}); tokenizer {svc.counter.name}")
         print(f"budgets (tokens, SMALL for a CPU run): raw={b.raw} summaries={b.summaries} profile={b.profile} "
               f"dialogue={b.dialogue} answer={b.answer} cap={b.cap}; runtime defaults are raw=50000 "
               f"summaries=20000 profile=5000 answer=4096")
         print(f"prompts: {len(prompts)} over {len({p.style for p in prompts})} styles; today={today}")
         t_run = time.perf_counter()
-        for n, p in enumerate(prompts, 1):
+        for n, p in enumerate([] if args.mcp_only else prompts, 1):
             turn = svc.ask(p.messages, today=today)
             shown = "\n".join([turn.answer, *(str(s.get("text") or "") for s in turn.sources)])
             o = Outcome(p, turn.refused, int(turn.trace.get("llm_calls") or 0), turn.fallback, turn.latency_ms,
@@ -260,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
                   + (f"  LEAK shown: {', '.join(f'{lk.type}/{lk.how}' for lk in o.leaks)}" if o.leaks else ""),
                   flush=True)
         run_s = time.perf_counter() - t_run
+        if not args.no_mcp:
+            print(f"MCP: the prompts' probing calls through /mcp (streamable HTTP, the official client)"
+                  f"{'' if args.no_mcp_ask else ', ask included'}", flush=True)
+            mcp = mcp_phase(svc, prompts, secrets, meta, ask=not args.no_mcp_ask)
 
     stored = stored_records(store)
     missing = 0
@@ -274,6 +392,16 @@ def main(argv: list[str] | None = None) -> int:
             if lk.secret not in have:
                 print(f"  LEAK stored: {o.prompt.style} prompt {outcomes.index(o) + 1}: {lk.type}/{lk.how} "
                       f"(message {lk.message_id})")
+
+    mcp_pairs: set[tuple[int, int]] = set()
+    if mcp is not None:
+        mcp_pairs = {(n, lk.secret) for n, lk in mcp["leaks"]}
+        for text in stored_mcp_records(store):
+            for lk in find_leaks(text, secrets, set(), "mcp-stored"):
+                if (-2, lk.secret) not in mcp_pairs:
+                    print(f"  LEAK mcp stored: {lk.type}/{lk.how} (message {lk.message_id})")
+                mcp_pairs.add((-2, lk.secret))
+                mcp["leaks"].append((-2, lk))
 
     rows = summarize(outcomes)
     print()
@@ -296,9 +424,17 @@ def main(argv: list[str] | None = None) -> int:
                       "refused": o.refused, "llm_calls": o.llm_calls, "fallback": o.fallback,
                       "latency_ms": o.latency_ms, "answer": o.answer, "leaks": [asdict(lk) for lk in o.leaks]}
                      for o in outcomes],
+        "mcp": None if mcp is None else {k: v for k, v in mcp.items() if k != "leaks"} | {
+            "leaks": [{"prompt": n, **asdict(lk)} for n, lk in mcp["leaks"]]},
     }, indent=1, ensure_ascii=False, default=str))
+    if mcp is not None:
+        print(f"MCP: {mcp['calls']} calls in {mcp['seconds']:.0f}s for {len(prompts)} prompts; refused by the guard: "
+              + (", ".join(f"{k}={v}" for k, v in sorted(mcp["refused"].items())) or "none")
+              + "; other errors: " + (", ".join(f"{k}={v}" for k, v in sorted(mcp["errors"].items())) or "none"))
+        mcp_refused = sum(mcp["refused"].values())
+        print(f"mcp_refused={mcp_refused} mcp_calls={mcp['calls']}")
     print(f"results: {out}")
-    print(f"privacy_leaks={len(pairs)} prompts={len(outcomes)}")
+    print(f"privacy_leaks={len(pairs)} prompts={len(outcomes)}" + (f" mcp_leaks={len(mcp_pairs)}" if mcp is not None else ""))
     return 0
 
 

@@ -1,0 +1,72 @@
+"""The official MCP client against Truffle's server, for the benchmarks: over HTTP (the app served by
+uvicorn in a thread, its lifespan on) and over stdio (`truffle mcp` as a child process)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def serve_app(app: Any, timeout: float = 30.0) -> Iterator[str]:
+    """uvicorn serving `app` (lifespan on) on 127.0.0.1:<free port> in a daemon thread; yields the base URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str, token: str | None = None) -> AsyncIterator[Any]:
+    """An initialized `ClientSession` on `<url>/mcp` over streamable HTTP."""
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=600)) as http,
+                streamable_http_client(f"{url}/mcp", http_client=http) as (read, write, _),
+                ClientSession(read, write) as session):
+        await session.initialize()
+        yield session
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(args: list[str], env: dict[str, str], errlog: Path) -> AsyncIterator[Any]:
+    """An initialized `ClientSession` on `python -m truffle_assets.cli mcp <args>` over stdio."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "truffle_assets.cli", "mcp", *args], env=env)
+    with errlog.open("a") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def result_text(result: Any) -> str:
+    """Everything a tool result shows a client: its structured content and its text blocks."""
+    parts = [json.dumps(result.structuredContent, ensure_ascii=False)] if result.structuredContent else []
+    return "\n".join(parts + [c.text for c in result.content if getattr(c, "text", None)])
