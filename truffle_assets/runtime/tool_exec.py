@@ -51,14 +51,12 @@ class ToolError(Exception):
 
 def redacted(value: Any, field: str | None = None) -> Any:
     """`value` with every text through `privacy.redact_data`, ids/dates/times (`_VERBATIM`) as they are."""
-    if field in _VERBATIM:
-        return value
-    if isinstance(value, str):
-        return privacy.redact_data(value)
     if isinstance(value, BaseModel):
         return value.model_copy(update={k: redacted(getattr(value, k), k) for k in type(value).model_fields})
     if isinstance(value, list):
         return [redacted(v, field) for v in value]
+    if isinstance(value, str) and field not in _VERBATIM:
+        return privacy.redact_data(value)
     return value
 
 

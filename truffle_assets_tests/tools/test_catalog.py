@@ -211,6 +211,20 @@ def test_calls_are_checked_by_the_catalog(tools):
         tools.call("nope", {})
 
 
+def test_redaction_reaches_every_text_and_leaves_ids_alone():
+    from truffle_assets.runtime.tool_exec import redacted
+    from truffle_assets.tools import models as m
+
+    card, phone_chat = "4111 1111 1111 1111", "919876543210"
+    chats = redacted(m.Chats(chats=[m.Chat(chat_id=phone_chat, display_name=f"card {card}", watermark="2024-01-02")]))
+    assert chats.chats[0].display_name == "card [CARD]" and chats.chats[0].chat_id == phone_chat
+    msgs = redacted(m.Messages(messages=[m.MessageInContext(
+        message_id="a1", chat_id=phone_chat, text=f"it is {card}", author="Arjun",
+        neighbours=[m.Neighbour(message_id="a0", chat_id=phone_chat, text=f"my card {card}", cited=False)])],
+        missing=[], truncated=[]))
+    assert msgs.messages[0].text == "it is [CARD]" and msgs.messages[0].neighbours[0].text == "my card [CARD]"
+
+
 def test_get_messages_reports_what_it_did_not_read(tools):
     ids = [f"{n:020x}" for n in range(25)]
     got = tools.get_messages(ids + ids[:3])
