@@ -150,6 +150,15 @@ _OWNED = re.compile(r"\b(?:my|our|his|her|their|your)\s+(?:new\s+)?$", re.I)
 # learning a language in class: "Telugu class update", "German classes twice a week"
 _LANGUAGE_CLASS = re.compile(r"\b(" + "|".join(sorted(L.LANGUAGES, key=len, reverse=True)) + r")\s+(?:class|classes|lessons|course|tuition)\b",
                              re.I)
+# the speaker's own breakup, in Hinglish: "hamara breakup ho gaya", "Naina aur mera breakup ho gaya"
+_OUR_BREAKUP = re.compile(r"(?i)\b(?:hamara|humara|mera|apna)\s+break\s?-?up\s+ho\s+(?:gaya|gya|gayi|gyi)\b")
+# a job lost: "naukri chali gayi", "job chhut gayi", "company ne mujhe nikal diya"
+_JOB_LOST = re.compile(r"(?i)\b(?:meri\s+)?(?:naukri|job)\s+(?:chali|chhut|chut)\s+(?:gayi|gai|gyi)\b"
+                       r"|\bmujhe\s+(?:job|naukri|company|office)\s+se\s+nikal\s+diya\b"
+                       r"|\b(?:company|office|boss)\s+ne\s+mujhe\s+nikal\s+diya\b")
+# the speaker's phone gone: "my phone got stolen", "lost my phone", "mera phone chori ho gaya"
+_PHONE_GONE = re.compile(r"(?i)\bmy\s+(?:phone|mobile)\s+(?:got|was)\s+(?:stolen|nicked)\b|\blost\s+my\s+(?:phone|mobile)\b"
+                         r"|\b(?:mera|meri)\s+(?:phone|mobile)\s+(?:chori|gum)\s+ho\s+(?:gaya|gya)\b")
 # a death: "Bruno passed away last night", "we lost Coco", "Bruno nahi raha"
 _DIED = re.compile(r"\b([A-Z][a-z]+)\s+(?:passed\s+away|died|is\s+no\s+more|nahi\s+(?:raha|rahi))\b"
                    r"|\bwe\s+lost\s+(?:our\s+|my\s+)?([A-Z][a-z]+)\b")
@@ -382,6 +391,12 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "office", f"{m.group(1)} office", 0.6, "the_office"
     if m := _LANGUAGE_CLASS.search(sentence):
         yield "learning", m.group(1).capitalize(), 0.65, "language_class"
+    if _OUR_BREAKUP.search(sentence):
+        yield "end:partner", "", 0.7, "breakup_ho_gaya"
+    if _JOB_LOST.search(sentence):
+        yield "end:employer", "", 0.65, "job_lost"
+    if m := _PHONE_GONE.search(sentence):
+        yield "end:phone", "", 0.65, "phone_gone"
     if (m := _DIED.search(sentence)) and (name := m.group(1) or m.group(2)).lower() not in NOT_NAMES:
         yield "died", name, 0.7, "died"  # ends only a pet (or a partner) held under that name
     if (m := _SOLD.search(sentence)) and (kind := L.POSSESSIONS.get(m.group(1).lower())):

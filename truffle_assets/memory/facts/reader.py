@@ -169,6 +169,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     if neg and _no_more(v) and _state_ended(v, lemma, dobj, out):
         return
     if lemma in ("be", "become") or v.pos_ == "AUX" and v.dep_ == "ROOT":
+        if v.dep_ == "xcomp" and v.head.lemma_.lower() in L.STOP_VERBS:
+            return  # "stopped being vegan": the stop verb reads it as an ending
         _copula(v, neg, out, laughs)
         return
     if lemma in ("obsess", "addict", "hook") and any(c.dep_ == "auxpass" for c in v.children):
@@ -455,7 +457,12 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 if xo is not None:
                     _diet(x, xo, lemma in L.STOP_VERBS, out)
                 return
-            if lemma in L.STOP_VERBS:
+            if lemma in L.STOP_VERBS and x.lemma_ == "be":  # "stopped being vegan"
+                what = next(iter(spans.children(x, "attr", "acomp")), None) or dobj
+                diet = L.DIETS.get(spans.lower(what)) if what is not None else None
+                if diet:
+                    out.add("diet", diet, 0.75, "stop_being", ending=True)
+            elif lemma in L.STOP_VERBS:
                 _stop_habit(v, x, out)
             elif x.lemma_ == "learn":
                 xo = next(iter(spans.children(x, "dobj")), None)

@@ -237,3 +237,17 @@ def test_quitting_an_activity_is_no_job_and_giving_away_is_no_stopping():
         (USER, "I quit badminton, my knees", T), (USER, "gave away my cat to my aunt", T),
         (USER, "I stopped going to the gym", T)])).select("predicate", "value").rows())
     assert got == {("habit", "quit badminton"), ("habit", "stopped gym")}
+
+
+def test_hinglish_and_short_endings_close_the_value_in_force():
+    d = timedelta(days=90)
+    df = messages([
+        (USER, "I'm vegan", T), (USER, "I work at Zoho", T), (USER, "I'm dating Naina these days", T),
+        (USER, "got a new iPhone 13", T),
+        (USER, "stopped being vegan, paneer jeet gaya", T + d), (USER, "hamara breakup ho gaya", T + d),
+        (USER, "naukri chali gayi yaar", T + d), (USER, "mera phone chori ho gaya", T + d),
+        (USER, "uska breakup ho gaya", T + d / 2),  # someone else's
+    ])
+    f = consolidate(extract_claims(df))
+    assert _current(f).keys().isdisjoint({"diet", "employer", "partner", "phone"}), _current(f)
+    assert set(f.filter(pl.col("valid_to") == (T + d).date())["predicate"]) == {"diet", "employer", "partner", "phone"}
