@@ -122,10 +122,12 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
             c["predicate"] = ended
             c["_ending"] = True
 
-    recoveries = [c for c in rows if c["predicate"] == recovery.PREDICATE]  # they end conditions, assert nothing
+    # recoveries end conditions, a finished course ends learning it: they assert nothing themselves
+    recoveries = [c for c in rows if c["predicate"] == recovery.PREDICATE]
+    finished = [c for c in rows if c["predicate"] == _FINISHED]
     groups: dict[tuple[str, str], list[dict]] = {}
     for c in rows:
-        if c["predicate"] != recovery.PREDICATE:
+        if c["predicate"] not in (recovery.PREDICATE, _FINISHED):
             groups.setdefault((c["subject"], c["predicate"]), []).append(c)
 
     clusters: list[_Cluster] = []
@@ -141,6 +143,7 @@ def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     _close_across(clusters)
     _close_attitudes(clusters)
     _close_recovered(clusters, recoveries)
+    _close_courses(clusters, finished)
     _close_members(clusters)
     _close_starts(clusters)
     _close_ages(clusters, max(c["ts"] for c in rows).date() if rows else None)
@@ -502,6 +505,25 @@ def _close_recovered(clusters: list[_Cluster], recoveries: list[dict]) -> None:
             if k.predicate == "condition" and k.subject == r["subject"] and k.valid_to is None and k.said < day \
                     and recovery.ends(r["value"], k.best()["value"]):
                 k.claims.append({**r, "_ending": True})
+                k.valid_to = day
+
+
+_FINISHED = "finished"
+# what names a course without saying which: "data privacy certificate" is about {data, privacy}
+_COURSE_WORDS = frozenset("""course certificate certification diploma program programme degree bootcamp online
+weekend weekends class classes exam""".split())
+
+
+def _close_courses(clusters: list[_Cluster], finished: list[dict]) -> None:
+    """Finishing a course ends learning it: "passed the data privacy certificate" ends "Learning: data
+    privacy law certificate" (they share what the course is about); the finish is its evidence."""
+    for c in finished:
+        about = value_tokens(c["value"]) - _COURSE_WORDS
+        day = c["ts"].date()
+        for k in clusters:
+            if k.predicate in ("learning", "goal") and k.subject == c["subject"] and k.valid_to is None \
+                    and k.said < day and about and about <= value_tokens(k.best()["value"]):
+                k.claims.append({**c, "_ending": True})
                 k.valid_to = day
 
 

@@ -159,6 +159,11 @@ _JOB_LOST = re.compile(r"(?i)\b(?:meri\s+)?(?:naukri|job)\s+(?:chali|chhut|chut)
 # the speaker's phone gone: "my phone got stolen", "lost my phone", "mera phone chori ho gaya"
 _PHONE_GONE = re.compile(r"(?i)\bmy\s+(?:phone|mobile)\s+(?:got|was)\s+(?:stolen|nicked)\b|\blost\s+my\s+(?:phone|mobile)\b"
                          r"|\b(?:mera|meri)\s+(?:phone|mobile)\s+(?:chori|gum)\s+ho\s+(?:gaya|gya)\b")
+# a course finished: "passed the data privacy certificate", "finished my Python course"
+_FINISHED = re.compile(r"(?i)\b(?:passed|cleared|completed|finished|done\s+with)\s+(?:the\s+|my\s+|our\s+)?"
+                       r"((?:[\w\-]+\s+){0,4}?(?:course|certificate|certification|diploma|program|programme|degree|bootcamp))\b")
+# ... but a level or a part passed is a step along it ("cleared the German A1 exam")
+_MILESTONE = re.compile(r"(?i)\b(?:[ABC][12]|level|part|module|semester|year|round|stage|\d+)\b")
 # a death: "Bruno passed away last night", "we lost Coco", "Bruno nahi raha"
 _DIED = re.compile(r"\b([A-Z][a-z]+)\s+(?:passed\s+away|died|is\s+no\s+more|nahi\s+(?:raha|rahi))\b"
                    r"|\bwe\s+lost\s+(?:our\s+|my\s+)?([A-Z][a-z]+)\b")
@@ -438,6 +443,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield ("phone" if first not in ("ipad", "macbook", "kindle") else "possession"), m.group(1), 0.6, "my_device"
     if m := _PASSED.search(sentence):
         yield "completed", m.group(1), 0.65, "passed"
+    if (m := _FINISHED.search(sentence)) and not _MILESTONE.search(m.group(1)):
+        yield "finished", m.group(1), 0.65, "finished_course"  # ends the course being learnt, asserts nothing
     if m := _RESIGNED_FROM.search(sentence):
         yield "left_job", m.group(1).rstrip("."), 0.7, "resigned_from"
 

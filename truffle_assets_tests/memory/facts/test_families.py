@@ -251,3 +251,14 @@ def test_hinglish_and_short_endings_close_the_value_in_force():
     f = consolidate(extract_claims(df))
     assert _current(f).keys().isdisjoint({"diet", "employer", "partner", "phone"}), _current(f)
     assert set(f.filter(pl.col("valid_to") == (T + d).date())["predicate"]) == {"diet", "employer", "partner", "phone"}
+
+
+def test_finishing_a_course_ends_learning_it_and_a_level_passed_does_not():
+    d = timedelta(days=120)
+    f = consolidate(extract_claims(messages([
+        (USER, "learning German at Max Mueller Bhavan", T), (USER, "I'm learning Python these days", T),
+        (USER, "cleared the German A1 exam", T + d), (USER, "finished my Python course!", T + d),
+    ])))
+    learning = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "learning").iter_rows(named=True)}
+    assert learning == {"German": None, "Python": (T + d).date()}, learning
+    assert "finished" not in set(f["predicate"])  # the finish ends a fact, it is none itself
