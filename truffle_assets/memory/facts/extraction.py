@@ -175,9 +175,14 @@ def claims_from_text(text: str, subject: str, said: date, doc=None, gloss_doc=No
                    gloss_doc if gloss_doc is not None or not glossed else english()(glossed))
 
 
+_CANNOT = frozenset({"cannot", "cant", "can't", "not"})
+
+
 def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     """`claims_from_text` once the message and its gloss (None when it has none) are parsed; with no
     `doc` (a message not worth parsing) only its idioms are read."""
+    if guards.forwarded(text):  # passed on, not written: its "I" is someone else's
+        return []
     out: list[dict] = []
     parsed = _claim_dicts((reader.read(doc, said) if doc is not None else []) + reader.read_idioms(_for_parse(text)))
     if gloss_doc is not None:
@@ -193,8 +198,9 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     for c in [c for c in out if c["predicate"] == "started_job"]:
         if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):
             out.append(restated(c, "employer", c["value"]))
-    if guards.temporary(text):  # "WFH tomorrow": for a day, not how the user works
-        out = [c for c in out if c["predicate"].removeprefix("end:") not in guards.ARRANGEMENTS]
+    if guards.temporary(text):  # "WFH tomorrow", "can't drive today": for a while, not how the user is
+        out = [c for c in out if c["predicate"].removeprefix("end:") not in guards.ARRANGEMENTS
+               and not (c["predicate"] == "skill" and value_tokens(c["value"]) & _CANNOT)]
     return _dedupe(out)
 
 

@@ -184,3 +184,13 @@ ARRANGEMENTS = frozenset({"work_mode", "lives_with"})
 def temporary(text: str) -> bool:
     """`text` bounds what it says in time ("WFH tomorrow"): an arrangement for a while, not a standing one."""
     return bool(_BOUNDED.search(text))
+
+
+# Text the user passes on rather than writes: its "I" is someone else's
+_FORWARDED = re.compile(r"(?i)^\W*(?:fwd?|forwarded(?:\s+message)?)\s*:|\bforwarded\s+as\s+received\b|\bshared\s+as\s+received\b"
+                        r"|\bcopy\s*-?\s*pasted?\b|\b(?:please\s+)?(?:share|forward)\s+(?:this\s+)?(?:with|to)\s+(?:all|everyone)\b")
+
+
+def forwarded(text: str) -> bool:
+    """`text` is a forward ("Forwarded: ...", "forwarded as received", "share with everyone")."""
+    return bool(_FORWARDED.search(text))

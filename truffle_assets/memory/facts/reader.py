@@ -862,6 +862,8 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
                 if spans.proper_name(comp):
                     out.add("internship", spans.proper_name(comp), 0.75, "my_internship")
             elif attr in ("team", "job", "employer"):
+                if comp.pos_ == "ADJ":
+                    continue  # "my team is amazing", "my job is boring": how it is, not which it is
                 val = spans.proper_name(comp) or spans.phrase(comp)
                 out.add(attr, val, 0.7, f"my_{attr}")
             elif attr in ("likes", "hobby"):
@@ -871,10 +873,11 @@ def _possessive_statements(sent: Span, out: _Out, quoted: list[tuple[int, int]],
             elif low in L.SIBLING_NOUNS or low in L.PARTNER_NOUNS or low in L.PETS or low in L.PARENT_NOUNS:
                 pass  # "my sister is a doctor": a fact about her
             elif t.pos_ == "NOUN" and t.lemma_.lower() not in L.TRANSIENT and t.lemma_.lower() not in L.PREDICATES \
-                    and comp.pos_ in ("NOUN", "PROPN", "NUM") and not spans.pronoun_value(comp) and t.lemma_.isalpha():
-                # any other "my <thing> is <value>" ("my manager is Rohit"): filed under the thing's name,
-                # below the profile's cut until it is said again
-                out.add(t.lemma_.lower(), spans.proper_name(comp) or spans.phrase(comp), 0.55, "my_attribute")
+                    and comp.pos_ in ("PROPN", "NUM") and spans.proper_name(comp) and t.lemma_.isalpha():
+                # any other "my <thing> is <name>" ("my manager is Rohit"): filed under the thing's name,
+                # below the profile's cut until it is said again. Only a name says which one: "my boss is
+                # a nightmare", "my flat is just a storage unit" describe it
+                out.add(t.lemma_.lower(), spans.proper_name(comp), 0.55, "my_attribute")
             continue
         # "<Name>, my sister" / "my sister Ria" / "my dog Bruno" / "my girlfriend Naina"
         name_tok = next((c for c in t.children if c.dep_ in ("appos", "compound", "npadvmod", "flat")

@@ -96,3 +96,21 @@ def test_an_arrangement_bounded_in_time_is_no_standing_fact():
     assert modes("I work from home for two weeks after the surgery") == set()
     assert modes("I'm fully remote now") == {"remote"}
     assert modes("from today I'm fully remote") == {"remote"}  # a start, not a bound
+
+
+def test_my_thing_is_a_name_says_which_one_and_a_description_says_nothing():
+    def got(text: str) -> set[tuple[str, str]]:
+        return {(p, v) for p, v, _ in claims(text)}
+
+    assert got("my manager is Rohit") == {("manager", "Rohit")}
+    assert got("my team is Payments") == {("team", "Payments")}
+    assert got("my boss is a nightmare") == set()
+    assert got("my flat is just a storage unit for my clothes") == set()
+    assert got("my team is amazing") == set()
+
+
+def test_forwarded_text_is_someone_elses_and_a_bounded_inability_is_no_skill():
+    assert claims("Forwarded: I am a doctor at AIIMS with 20 years experience") == []
+    assert claims("I am a cardiologist at AIIMS. Please share with everyone") == []
+    assert claims("I can't drive today, car's at the garage") == []
+    assert {(p, v) for p, v, _ in claims("I can't drive, never learnt")} == {("skill", "cannot drive")}
