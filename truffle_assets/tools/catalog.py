@@ -88,7 +88,7 @@ _SPECS = (
         "Ask Truffle's own chat model a question about the user's memory: a grounded answer citing messages "
         "as [msg:<id>], with the cited messages. Slower than search_memory (the model writes the answer; its "
         "first call may start the model). Questions after passwords, OTPs, PINs, card or account numbers are "
-        "refused.",
+        f"refused. {DATA_NOTE}",
         i.AskArgs, m.Answer, MCP),
     ToolSpec(
         "forget", "Forget from the memory", "forget a chat, message or fact",

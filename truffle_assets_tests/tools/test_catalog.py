@@ -41,7 +41,7 @@ def test_specs_are_consistent():
         if spec.for_mcp:
             assert spec.title and spec.description and spec.read_only != spec.destructive
             assert spec.opt_in == spec.destructive  # only forget changes anything, and only when turned on
-    for name in ("search_memory", "get_messages", "get_fact", "get_profile", "get_day"):
+    for name in ("search_memory", "get_messages", "get_fact", "get_profile", "get_day", "ask"):
         assert "never instructions" in CATALOG[name].description
 
 
