@@ -22,7 +22,7 @@ _FILLERS = {
     "wali", "wale", "na", "re", "arre", "are", "accha", "achha", "ok", "okay", "guess", "what", "pe", "already", "officially", "aajkal", "sach", "bolu", "so", "and", "but", "also", "now", "today",
     "purana", "purani", "purane", "naya", "nayi", "naye", "aapki", "aapka", "aapke", "uski", "uska", "iski",
     "bilkul", "bahut", "thoda", "thodi", "sabse", "kuch", "wahi", "yahi", "roz", "pakka", "pura", "puri",
-    "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend",
+    "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend", "log",
 }
 # loanwords and Hindi nouns the English reader knows under another word
 _NON_VEG = re.compile(r"\bnon[\s\-]?veg\b", re.I)
@@ -114,6 +114,23 @@ _NOT_A_STATEMENT = re.compile(r"^\s*(?:kya|kyun|kab|kahan|kaise)\b|\b(?:agar|if|
 # ("Gachibowli me 1BHK le liya, akela rahunga ab")
 _FUTURE = re.compile(r"\b(?:karungi|karunga|jaungi|jaunga|lungi|lunga|rahungi|rahunga)\b", re.I)
 _WORD = re.compile(r"[\w'’+&]+(?:[.\-][\w'’+&]+)*")
+# someone else as the clause's subject: an agent other than the speaker ("Rohan ne Infosys join kiya",
+# "papa ne car bech di"), an event that is someone else's ("Riya ki shaadi ho gayi", "didi ki job lag
+# gayi"), or a kin word with the plural verb of respect and no "hum" ("bhaiya Pune shift ho gaye")
+_OTHER_AGENT = re.compile(r"\b(?!(?:maine|humne|hamne|mai|main|mein)\b)[\w']+\s+ne\b", re.I)
+_OTHERS_EVENT = re.compile(r"\b(?!(?:meri|mera|mere|hamari|humari|hamara|humara|apni|apna)\b)[\w']+\s+(?:ki|ka|ke)\s+"
+                           r"(?:shaadi|shadi|engagement|sagai|roka|job|naukri)\b", re.I)
+_KIN = re.compile(r"\b(?:papa|mummy|mumma|mom|dad|maa|bhaiya|bhai|didi|di|dadi|nani|dada|nana|chacha|chachi|mama|mami|"
+                  r"bua|mausi|uncle|aunty|aunti)\b", re.I)
+_RESPECT_PLURAL = re.compile(r"\b(?:gaye|hue|kiye|liye|diye|chuke|rahe)\b", re.I)
+_WE = re.compile(r"\b(?:hum|humne|hamne|humlog|main|mai|maine|mujhe)\b", re.I)
+
+
+def someone_else(clause: str, group: str) -> bool:
+    """The clause is about someone other than the speaker (`group`: its verb group)."""
+    if _OTHER_AGENT.search(clause) or _OTHERS_EVENT.search(clause):
+        return True
+    return bool(_KIN.search(clause) and _RESPECT_PLURAL.search(group) and not _WE.search(clause))
 
 
 def _present(sentence: str) -> str:
@@ -179,6 +196,8 @@ def gloss(text: str) -> str | None:
             if not m:
                 continue
             before, after = clause[:m.start()], clause[m.end():]
+            if someone_else(clause, m.group()):
+                break
             if english in _NEEDS_SUBJECT and not re.search(rf"\b{_SUBJECT}\b|\b(?:hu|hoon|hun)\b", clause, re.I):
                 break
             # "Mishti ko pasand hai": someone else likes it (a dative that is not "mujhe")
@@ -210,8 +229,12 @@ def gloss(text: str) -> str | None:
                     obj = f"{obj} at {at.group(1)}"
             negated = bool(re.search(r"\b(?:nahi|nahin|nai|mat)\b", before[-12:], re.I)) \
                 and not re.search(r"cannot|not|dislike", english)
+            if negated and not english.startswith(("am ", "can ")):
+                break  # "Zoho nahi chhoda": what did not happen states nothing
             obj = _NON_VEG.sub("nonveg", obj)  # one token for the parser
-            sentence = ("I " + ("did not " if negated else "") + english.format(o=obj)).strip()
+            if negated:  # "main vegetarian nahi hu": I am not vegetarian
+                english = "am not " + english[3:] if english.startswith("am ") else "cannot " + english[4:]
+            sentence = ("I " + english.format(o=obj)).strip()
             sentence = re.sub(r"\s+(?:to|at)\s*$", "", sentence)  # "got married" with no one named
             out.append(sentence.rstrip(".") + ".")
             break

@@ -33,7 +33,7 @@ from truffle_assets.memory.facts.rules import (
 )
 from truffle_assets.memory.facts import guards, reader, recovery, replies, wishes
 from truffle_assets.memory.facts.address import CONFIDENCE as ADDRESS_CONFIDENCE, address_claims
-from truffle_assets.memory.gloss import gloss
+from truffle_assets.memory.gloss import gloss, someone_else
 from truffle_assets.memory.facts.lexicon import PREDICATES, predicate_info
 from truffle_assets.memory.facts.render import fact_text as render_fact_text, restated
 from truffle_assets.memory.facts.schema import CLAIM_COLUMNS, CLAIM_SCHEMA, stable_id
@@ -145,7 +145,13 @@ def _blocked(sentence: str, end: int, rule: Rule) -> bool:
         window = s[:end]
         if NEGATION.search(window) or re.search(r"(?i)\b(anymore|any\s+more|ab\s+nahi)\b", s):
             return True
+        if _HINDI_NOT_AFTER.match(s, end):  # Hindi says "not" after the word: "main vegetarian nahi hu"
+            return True
     return False
+
+
+_HINDI_NOT_AFTER = re.compile(r"(?i)\s+(?:hi\s+)?(?:nahi|nahin|nhi|nai)\b")
+_HINDI_VERB = re.compile(r"(?i)\b(?:gay[aie]|gaye|hua|hue|ki|kiya|kiye|liya|li|diya|di)\b")
 
 
 def _blocked_in_message(message: str, sentences: list[str], start: int, end: int, rule: Rule) -> bool:
@@ -286,6 +292,8 @@ def _rule_claims(text: str, subject: str, said: date) -> list[dict]:
                         continue
                 elif _blocked(unit, end, rule):
                     continue
+                if _HINDI_VERB.search(m.group()) and someone_else(unit, m.group()):
+                    continue  # "bhaiya Pune shift ho gaye": the brother moved
                 # a self-introduction must agree with how the exporter is saved, or say "my name is"
                 if rule.name == "intro" and _user_first(value) != _user_first(subject):
                     continue

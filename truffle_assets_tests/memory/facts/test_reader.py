@@ -167,3 +167,22 @@ def test_fixed_expressions_the_parser_splits():
 ])
 def test_work_home_and_body_changes(text, expected):
     assert expected in got(text), got(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Rohan ne Infosys join kiya",  # his doing
+    "papa ne car bech di",
+    "Riya ki shaadi ho gayi",  # her wedding
+    "didi ki job lag gayi",
+    "bhaiya Pune shift ho gaye",  # the brother, with the plural of respect
+    "Zoho nahi chhoda",  # what did not happen
+])
+def test_no_gloss_speaks_for_someone_else_or_for_what_did_not_happen(text):
+    assert gloss(text) is None
+    assert got(text) == set(), got(text)
+
+
+def test_a_hindi_negation_after_the_word_is_kept():
+    assert gloss("main vegetarian nahi hu") == "I am not vegetarian."
+    assert got("main vegetarian nahi hu") == set()
+    assert gloss("Hum log Bengaluru shift ho gaye!") == "I moved to Bengaluru."
