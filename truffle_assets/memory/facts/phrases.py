@@ -153,7 +153,7 @@ _LANGUAGE_CLASS = re.compile(r"\b(" + "|".join(sorted(L.LANGUAGES, key=len, reve
 # the speaker's own breakup, in Hinglish: "hamara breakup ho gaya", "Naina aur mera breakup ho gaya"
 _OUR_BREAKUP = re.compile(r"(?i)\b(?:hamara|humara|mera|apna)\s+break\s?-?up\s+ho\s+(?:gaya|gya|gayi|gyi)\b")
 # a job lost: "naukri chali gayi", "job chhut gayi", "company ne mujhe nikal diya"
-_JOB_LOST = re.compile(r"(?i)\b(?:meri\s+)?(?:naukri|job)\s+(?:chali|chhut|chut)\s+(?:gayi|gai|gyi)\b"
+_JOB_LOST = re.compile(r"(?i)(?<!ki\s)(?<!ka\s)(?<!ke\s)\b(?:meri\s+)?(?:naukri|job)\s+(?:chali|chhut|chut)\s+(?:gayi|gai|gyi)\b"
                        r"|\bmujhe\s+(?:job|naukri|company|office)\s+se\s+nikal\s+diya\b"
                        r"|\b(?:company|office|boss)\s+ne\s+mujhe\s+nikal\s+diya\b")
 # the speaker's phone gone: "my phone got stolen", "lost my phone", "mera phone chori ho gaya"

@@ -79,7 +79,12 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
                 continue
             if guards.hedged(v) or guards.future(v):
                 continue
+            n = len(out.claims)
             _clause(v, guards.negated(v), out, laughs)
+            if _past_state(v):  # "I used to live in Delhi", "I was vegetarian till 2019": held once, ended since
+                for c in out.claims[n:]:
+                    if L.PREDICATES.get(c["predicate"]) is not None and L.PREDICATES[c["predicate"]].category != "event":
+                        c["ending"] = True
     _pet_names(doc, out)
     return out.claims
 
@@ -599,6 +604,16 @@ def _wed_lemma(t: Token) -> str:
     """The verb behind "got married" / "got engaged": the tagger often reads the participle as an adjective
     whose lemma is the word itself."""
     return {"married": "marry", "engaged": "engage"}.get(spans.lower(t), t.lemma_)
+
+
+def _past_state(v: Token) -> bool:
+    """A state the clause puts in the past: "used to <verb>", or a past tense bounded by "till"/"until"
+    ("I was vegetarian till 2019")."""
+    h = v.head
+    if v.dep_ == "xcomp" and h.lemma_ == "use" and h.tag_ == "VBD" \
+            and any(c.dep_ == "aux" and spans.lower(c) == "to" for c in v.children):
+        return True
+    return v.tag_ == "VBD" and any(c.dep_ == "prep" and spans.lower(c) in ("till", "until") for c in v.children)
 
 
 def _no_more(v: Token) -> bool:

@@ -262,3 +262,16 @@ def test_finishing_a_course_ends_learning_it_and_a_level_passed_does_not():
     learning = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "learning").iter_rows(named=True)}
     assert learning == {"German": None, "Python": (T + d).date()}, learning
     assert "finished" not in set(f["predicate"])  # the finish ends a fact, it is none itself
+
+
+def test_a_state_put_in_the_past_is_held_as_ended():
+    """"I used to live in Delhi" ends Delhi (known before or not); "was vegetarian till 2019" too."""
+    d = timedelta(days=30)
+    f = consolidate(extract_claims(messages([
+        (USER, "I live in Delhi", T), (USER, "I used to live in Delhi, now it's all Pune", T + d),
+        (USER, "I was vegetarian till 2019", T + d), (USER, "I used to work at Infosys", T + d),
+    ])))
+    rows = {(r["predicate"], r["value"]): r["valid_to"] for r in f.iter_rows(named=True)}
+    assert rows[("lives_in", "Delhi")] == (T + d).date()
+    assert rows[("diet", "vegetarian")] is not None and rows[("employer", "Infosys")] is not None
+    assert "Delhi" not in _current(f).get("lives_in", [])
