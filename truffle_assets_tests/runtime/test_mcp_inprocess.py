@@ -247,3 +247,16 @@ def test_nothing_is_recorded_unless_the_person_keeps_transcripts(make_service, l
         if turns:  # transcripts without content: the call's metadata, never its text
             assert not turns[0].has_content and "arguments" not in turns[0].meta["tool_calls"][0]
             assert turns[0].meta["retrieval_ids"] and turns[0].principals == ["mcp"]
+
+
+def test_arguments_are_checked_strictly_by_the_catalog_model(service):
+    bad = [("search_memory", {"query": "plans", "k": "5"}), ("search_memory", {"query": "plans", "limit": 5}),
+           ("search_memory", {}), ("search_memory", {"query": "plans", "since": "2024-05-01", "until": "2024-01-01"}),
+           ("get_day", {"chat": "priya-sharma", "day": "2022-13-45"}), ("get_messages", {"ids": []})]
+
+    async def scenario(client: ClientSession) -> list:
+        return [await client.call_tool(name, args) for name, args in bad]
+
+    for (name, args), result in zip(bad, session(service, scenario)):
+        assert result.isError and result.content[0].text.startswith("invalid arguments"), (name, args)
+    assert len(store_turns(service)) == len(bad) and not any("denied" in t.principals for t in store_turns(service))

@@ -4,9 +4,10 @@
 
 Tools are the catalog's MCP tools (`tools.mcp_tools`), each listed with the catalog input model's
 JSON schema as `inputSchema` (the low-level server, not FastMCP: FastMCP derives the schema from a
-function signature and would nest a model argument), the output model's as `outputSchema` (the SDK
-checks every result against it), and read-only / destructive hints. `forget` is listed only with
-`allow_forget` (`mcp_forget.McpForget`: a dry run first, then a confirmation). Resources:
+function signature and would nest a model argument), the output model's as `outputSchema` (every
+result is that model's dump, so it fits; clients check it), and read-only / destructive hints.
+`forget` is listed only with `allow_forget` (`forget.McpForget`: a dry run first, then a
+confirmation). Resources:
 `truffle://profile`, `truffle://facts`, and `truffle://facts/{fact_id}`.
 
 Every call: the arguments checked by the catalog model; the question of `ask` and the query of
@@ -161,12 +162,20 @@ def build_server(executor: Any, *, service: Any, limits: ApiLimits | None = None
             return types.CallToolResult(content=[types.TextContent(type="text", text=error)], isError=True)
         return result  # type: ignore[return-value]
 
+    def answer(result: dict[str, Any] | types.CallToolResult) -> types.CallToolResult:
+        if isinstance(result, types.CallToolResult):
+            return result
+        # the catalog's output model made `result`, so it fits the outputSchema made from that model:
+        # the SDK's jsonschema re-check (tens of ms a search on a busy machine) is skipped
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+                                    structuredContent=result)
+
     @server.list_tools()
     async def _list_tools() -> list[types.Tool]:
         return tool_list(allow_forget)
 
-    @server.call_tool()
-    async def _call_tool(name: str, arguments: dict[str, Any]) -> Any:
+    @server.call_tool(validate_input=False)  # the catalog's pydantic model checks the arguments (strictly)
+    async def _call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         spec = specs.get(name)
         if spec is None:
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"unknown tool {clip(name, 80)!r}")],
@@ -180,7 +189,7 @@ def build_server(executor: Any, *, service: Any, limits: ApiLimits | None = None
             guard(spec, args, limits)
             return execute(spec, args, session)
 
-        return await run_call(name, arguments, run)
+        return answer(await run_call(name, arguments, run))
 
     @server.list_resources()
     async def _list_resources() -> list[types.Resource]:
