@@ -54,7 +54,8 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (rf"\badopt\s+(?:ki|kiya|kar\s+li|kar\s+liya|kiya\s+hai)\s*{_V}", "adopted {o}"),
     (r"\b(?:bahut\s+|sabse\s+|sirf\s+)?pasand\s+(?:hai|h|he|hain)\b", "like {o}"),
     (r"\b(?:ki|ka|ke)\s+(?:addict|deewani|deewana|shauqeen)\s+(?:hu|hoon|hun)\b", "am a fan of {o}"),
-    (r"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha|rehti\s+thi|rehta\s+tha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
+    (r"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte)\s+(?:thi|tha|the)\b", "used to live in {o}"),
+    (r"\b(?:mein|me|mai)\s+(?:hi\s+)?(?:rehti|rehta|rehte|reh\s+rahi|reh\s+raha)\s*(?:hu|hoon|hun|hain)?\b", "live in {o}"),
     (r"\bshift\s+(?:ho\s+gayi|ho\s+gaya|ho\s+gaye|ho\s+gai|kar\s+liya|kar\s+gaye|hue)\b", "moved to {o}"),
     (rf"\bresign\s+(?:kar\s+)?(?:diya|di|kiya)\s*{_V}", "resigned from {o}"),
     (r"\ballergy\s+(?:hai|h)\b", "am allergic to {o}"),
@@ -126,9 +127,15 @@ _RESPECT_PLURAL = re.compile(r"\b(?:gaye|hue|kiye|liye|diye|chuke|rahe)\b", re.I
 _WE = re.compile(r"\b(?:hum|humne|hamne|humlog|main|mai|maine|mujhe)\b", re.I)
 
 
+# the habitual present in the third person: "wo Pune mein rehta hai", "meri behen ... rehti hai"
+_THIRD_PERSON = re.compile(r"\b\w+(?:ta|ti)\s+(?:hai|h|he)\b|\b\w+te\s+(?:hain|hai)\b", re.I)
+
+
 def someone_else(clause: str, group: str) -> bool:
     """The clause is about someone other than the speaker (`group`: its verb group)."""
     if _OTHER_AGENT.search(clause) or _OTHERS_EVENT.search(clause):
+        return True
+    if _THIRD_PERSON.search(clause) and not _WE.search(clause):
         return True
     return bool(_KIN.search(clause) and _RESPECT_PLURAL.search(group) and not _WE.search(clause))
 

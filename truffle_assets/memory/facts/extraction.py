@@ -150,6 +150,7 @@ def _blocked(sentence: str, end: int, rule: Rule) -> bool:
     return False
 
 
+_LOCATIVE = re.compile(r"(?i)\s+(?:mein|me|pe|par)\b")
 _HINDI_NOT_AFTER = re.compile(r"(?i)\s+(?:hi\s+)?(?:nahi|nahin|nhi|nai)\b")
 _HINDI_VERB = re.compile(r"(?i)\b(?:gay[aie]|gaye|hua|hue|ki|kiya|kiye|liya|li|diya|di)\b")
 
@@ -294,6 +295,9 @@ def _rule_claims(text: str, subject: str, said: date) -> list[dict]:
                     continue
                 if _HINDI_VERB.search(m.group()) and someone_else(unit, m.group()):
                     continue  # "bhaiya Pune shift ho gaye": the brother moved
+                if rule.category == "relationship" and "v" in m.groupdict() and m.group("v") \
+                        and _LOCATIVE.match(unit, unit.find(value, m.start("v")) + len(value)):
+                    continue  # "meri behen Pune mein rehti hai": a place, not her name
                 # a self-introduction must agree with how the exporter is saved, or say "my name is"
                 if rule.name == "intro" and _user_first(value) != _user_first(subject):
                     continue

@@ -176,6 +176,8 @@ def test_work_home_and_body_changes(text, expected):
     "didi ki job lag gayi",
     "bhaiya Pune shift ho gaye",  # the brother, with the plural of respect
     "Zoho nahi chhoda",  # what did not happen
+    "meri behen Pune mein rehti hai",  # the third person, and Pune is where she lives, not her name
+    "wo Pune mein rehta hai",
 ])
 def test_no_gloss_speaks_for_someone_else_or_for_what_did_not_happen(text):
     assert gloss(text) is None
@@ -186,3 +188,8 @@ def test_a_hindi_negation_after_the_word_is_kept():
     assert gloss("main vegetarian nahi hu") == "I am not vegetarian."
     assert got("main vegetarian nahi hu") == set()
     assert gloss("Hum log Bengaluru shift ho gaye!") == "I moved to Bengaluru."
+
+
+def test_a_home_in_the_past_tense_is_an_ended_one():
+    assert gloss("Delhi mein rehti thi pehle") == "I used to live in Delhi."
+    assert got("Delhi mein rehti thi pehle") == {("end:lives_in", "Delhi")}
