@@ -62,8 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     for name in ("dagster", "lancedb", "httpx", "sentence_transformers"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    # the SDK logs a closed stream as an error when a client ends its session with a stream open
-    logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore")
 
     import anyio

@@ -308,8 +308,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("dagster", "lancedb", "httpx", "sentence_transformers", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
-    # the SDK logs a closed stream as an error when a client ends its session with a stream open
-    logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
 
     from truffle_assets.runtime.config import Budget, RuntimeConfig
     from truffle_assets.runtime.service import ChatService, open_service

@@ -107,4 +107,6 @@ def test_truffle_serve_on_a_public_address_answers_mcp_with_the_token_only(memor
         assert 401 in status_errors(refused.value)
         tools, found = search(url, {"Authorization": f"Bearer {TOKEN}"})
         assert tools == list(mcp_tools()) and found.structuredContent["messages"]
-    assert "MCP for other apps at http://0.0.0.0:" in (tmp_path / "serve.log").read_text()
+    log = (tmp_path / "serve.log").read_text()
+    assert "MCP for other apps at http://0.0.0.0:" in log and '"DELETE /mcp HTTP/1.1" 200' in log
+    assert "Traceback" not in log  # a session's normal end is not logged as an error

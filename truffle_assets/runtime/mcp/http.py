@@ -13,9 +13,11 @@ loopback (421 / 403 otherwise). With a token the token is the guard.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -27,6 +29,20 @@ PATH = "/mcp"
 MAX_SESSIONS = 64  # one per connected client; a desktop or two, an agent or two
 SESSION_IDLE_S = 1800.0
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+class _SessionEndNoise(logging.Filter):
+    """The SDK logs the normal end of a session (the client's DELETE closes its open GET stream) as
+    an error with a traceback; that one record is dropped, every other error stays."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (record.getMessage() == "Error in standalone SSE writer" and isinstance(exc, anyio.ClosedResourceError))
+
+
+_SDK_LOG = logging.getLogger("mcp.server.streamable_http")
+if not any(isinstance(f, _SessionEndNoise) for f in _SDK_LOG.filters):
+    _SDK_LOG.addFilter(_SessionEndNoise())
 
 
 def transport_security(token: str | None) -> TransportSecuritySettings:
