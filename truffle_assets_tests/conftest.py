@@ -11,6 +11,11 @@ import pytest
 
 warnings.filterwarnings("ignore", category=Warning, module="dagster")
 os.environ.setdefault("DAGSTER_TELEMETRY_DISABLED", "1")
+# A background job of a non-interactive shell (how CI starts the suite) begins with SIGINT ignored, and
+# every in-process Dagster run then leaves SIGTERM ignored as well (it maps SIGTERM to SIGINT's handler):
+# the `tail` processes its compute-log capture starts later would inherit that and each take 30 s to stop.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 FIXTURES = Path(os.environ.get("TRUFFLE_FIXTURES", Path(__file__).resolve().parents[2] / "shared/fixtures/whatsapp"))
 
