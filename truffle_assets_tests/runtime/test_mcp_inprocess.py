@@ -16,6 +16,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from pydantic import AnyUrl
 
 from truffle_assets.feedback.turns import load_turns
+from truffle_assets.forget.runtime_purge import Forgotten, find_turns
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.mcp.server import build_server
 from truffle_assets.runtime.tool_exec import ToolExecutor
@@ -247,6 +248,9 @@ def test_nothing_is_recorded_unless_the_person_keeps_transcripts(make_service, l
         if turns:  # transcripts without content: the call's metadata, never its text
             assert not turns[0].has_content and "arguments" not in turns[0].meta["tool_calls"][0]
             assert turns[0].meta["retrieval_ids"] and turns[0].principals == ["mcp"]
+            # a forget of a message the call returned finds the record, as it finds a chat turn citing it
+            gone = Forgotten(message_ids={turns[0].meta["retrieval_ids"][-1]}, texts=[])
+            assert find_turns(svc.config.store_dir, gone) == {turns[0].turn_id}
 
 
 def test_arguments_are_checked_strictly_by_the_catalog_model(service):
