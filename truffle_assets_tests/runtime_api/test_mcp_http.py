@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from truffle_assets.llm.server import free_port
 from truffle_assets.runtime.api import create_app
 from truffle_assets.tools import mcp_tools
+from truffle_assets_tests.conftest import newcomer_env, run_truffle
 from truffle_assets_tests.fake_llm import closed_port_url
 from truffle_assets_tests.runtime_api.conftest import TOKEN, live_server, serve_process
 
@@ -110,3 +111,8 @@ def test_truffle_serve_on_a_public_address_answers_mcp_with_the_token_only(memor
     log = (tmp_path / "serve.log").read_text()
     assert "MCP for other apps at http://0.0.0.0:" in log and '"DELETE /mcp HTTP/1.1" 200' in log
     assert "Traceback" not in log  # a session's normal end is not logged as an error
+
+
+def test_serve_refuses_mcp_forget_without_the_mcp_endpoint(tmp_path):
+    out = run_truffle(newcomer_env(tmp_path), "serve", "--no-mcp", "--mcp-forget")
+    assert out.returncode == 2 and "--mcp-forget needs the MCP endpoint" in out.stderr

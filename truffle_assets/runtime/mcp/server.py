@@ -19,6 +19,7 @@ comes back redacted; the call recorded like a chat turn (`calllog`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -82,13 +83,15 @@ def guard(spec: ToolSpec, args: BaseModel, limits: ApiLimits) -> None:
         raise CallRefused(privacy.refusal(kind), denied=True)
 
 
-def tool_list(allow_forget: bool = False) -> list[types.Tool]:
-    return [types.Tool(name=s.name, title=s.title, description=s.description, inputSchema=input_schema(s),
-                       outputSchema=output_schema(s),
-                       annotations=types.ToolAnnotations(title=s.title, readOnlyHint=s.read_only,
-                                                         destructiveHint=s.destructive, idempotentHint=s.read_only,
-                                                         openWorldHint=False))
-            for s in mcp_tools(allow_forget).values()]
+@functools.cache
+def tool_list(allow_forget: bool = False) -> tuple[types.Tool, ...]:
+    """The tools as `tools/list` shows them (the catalog does not change while the process runs)."""
+    return tuple(
+        types.Tool(name=s.name, title=s.title, description=s.description, inputSchema=input_schema(s),
+                   outputSchema=output_schema(s),
+                   annotations=types.ToolAnnotations(title=s.title, readOnlyHint=s.read_only,
+                                                     destructiveHint=s.destructive, openWorldHint=False))
+        for s in mcp_tools(allow_forget).values())
 
 
 def build_server(executor: Any, *, service: Any, limits: ApiLimits | None = None, allow_forget: bool = False,
@@ -172,7 +175,7 @@ def build_server(executor: Any, *, service: Any, limits: ApiLimits | None = None
 
     @server.list_tools()
     async def _list_tools() -> list[types.Tool]:
-        return tool_list(allow_forget)
+        return list(tool_list(allow_forget))
 
     @server.call_tool(validate_input=False)  # the catalog's pydantic model checks the arguments (strictly)
     async def _call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
