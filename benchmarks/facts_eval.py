@@ -134,7 +134,7 @@ class TierC:
         from truffle_assets.llm.client import LLMClient, LLMConfig
 
         self.only, self.limit, self.route, self.context_tokens = only, limit, route, context_tokens
-        self.calls = 0
+        self.calls = self.planned = 0
         self.sent_ids: set[str] = set()
         self.sent_tokens = self.corpus_tokens = 0
         self.figures: dict[str, tuple[float, float]] = {}  # set name -> (llm_coverage, llm_token_share)
@@ -171,7 +171,11 @@ class TierC:
         from truffle_assets.memory.llm_facts import extract_facts, route
         from truffle_assets.memory.summaries import FACT_CLAIMS_SCHEMA, summarize_episodes
 
+        from truffle_assets.memory.llm_facts import batches
+
         eps, read, routed = self.reach(msgs)
+        # one call per tier-C episode and per batch of routed episodes, every call answering
+        self.planned += read.height + len(batches(routed, self.client.config, self.context_tokens))
         if not self.client.enabled:
             return pl.DataFrame(schema=FACT_CLAIMS_SCHEMA)
         tier_c = 0.0 if self.route == "all" else self.TIER_C
@@ -515,7 +519,8 @@ def _llm_line(llm: TierC, name: str) -> str:
     and the client's counters (tokens_in counts the instructions too)."""
     cov, share = llm.figures[name]
     s = llm.client.stats
-    return (f"llm_coverage={cov:.3f} llm_token_share={share:.3f} llm_calls={s.calls} llm_cache_hits={s.cache_hits} "
+    return (f"llm_coverage={cov:.3f} llm_token_share={share:.3f} llm_calls_planned={llm.planned} "
+            f"llm_calls={s.calls} llm_cache_hits={s.cache_hits} "
             f"llm_fallbacks={s.fallbacks} llm_tokens_in={s.tokens_in} llm_tokens_out={s.tokens_out}")
 
 
