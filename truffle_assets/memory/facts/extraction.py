@@ -150,6 +150,7 @@ def _blocked(sentence: str, end: int, rule: Rule) -> bool:
     return False
 
 
+_POSSESSOR = re.compile(r"['’]s\b")
 _LOCATIVE = re.compile(r"(?i)\s+(?:mein|me|pe|par)\b")
 _HINDI_NOT_AFTER = re.compile(r"(?i)\s+(?:hi\s+)?(?:nahi|nahin|nhi|nai)\b")
 _HINDI_VERB = re.compile(r"(?i)\b(?:gay[aie]|gaye|hua|hue|ki|kiya|kiye|liya|li|diya|di)\b")
@@ -295,6 +296,9 @@ def _rule_claims(text: str, subject: str, said: date) -> list[dict]:
                     continue
                 if _HINDI_VERB.search(m.group()) and someone_else(unit, m.group()):
                     continue  # "bhaiya Pune shift ho gaye": the brother moved
+                slot = next((g for g in ("v", "role") if m.groupdict().get(g)), None)
+                if slot is not None and _POSSESSOR.match(unit, m.end(slot)):
+                    continue  # "I'm a teacher's pet": the word is someone's, not what the speaker is
                 if rule.category == "relationship" and "v" in m.groupdict() and m.group("v") \
                         and _LOCATIVE.match(unit, unit.find(value, m.start("v")) + len(value)):
                     continue  # "meri behen Pune mein rehti hai": a place, not her name

@@ -410,7 +410,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "completed", m.group(1).upper().replace(" ", "") if re.match(r"\d", m.group(1)) else m.group(1).lower(), 0.65, "race_done"
     if m := _NOUN_PERSON.search(sentence):
         what, kind = m.group(1).lower(), m.group(2).lower()
-        if what not in ("morning", "night", "people", "party", "big", "total"):
+        if what not in ("morning", "night", "people", "party", "big", "total", "huge", "complete", "massive", "great",
+                        "true", "real", "diehard", "crazy"):
             yield "likes", f"{what} {kind}" if kind == "person" else what, 0.6, "noun_person"
     if m := _HIGH.search(sentence):
         name = _HIGH_NAME.get(m.group(1).lower(), m.group(1))

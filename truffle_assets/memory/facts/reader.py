@@ -182,7 +182,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         # the small parser reads "I'm obsessed with X" as a passive verb, not a copula + adjective
         o = spans.prep_obj(v, "with", "to", "on")
         if o is not None and o.pos_ != "PRON" and not neg:
-            out.add("likes", spans.phrase(o), 0.7, "obsessed")
+            out.add("likes", _taste(o), 0.7, "obsessed")
         return
     if lemma == "get" and dobj is None and (o := spans.prep_obj(v, "into")) is not None \
             and (o.tag_ == "VBG" or spans.lower(o).endswith("ing")) and not neg:
@@ -201,6 +201,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     # ---- home -----------------------------------------------------------------------------------
     if lemma in L.LIVE_VERBS and re.match(r"(?:liv|stay|resid|settl)", spans.lower(v)):  # the lemmatizer reads "Loving" as live
         o = spans.prep_obj(v, "in", "at", "near")
+        if o is not None and lemma == "stay" and spans.lower(o.head) == "at":
+            o = None  # "staying at the Taj": a stay at a place, not a home in a town
         if o is not None and not neg:
             place = spans.place_name(o)
             if place:
@@ -246,7 +248,11 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         return
     # ---- work -----------------------------------------------------------------------------------
     if lemma == "work" and not neg:
+        if any(c.dep_ == "prt" and spans.lower(c) == "out" for c in v.children):
+            return  # "I work out at Cult": exercise, not a job
         at = spans.prep_obj(v, "at", "for", "with")
+        if at is not None and spans.lower(at.head) == "with" and at.ent_type_ == "PERSON":
+            at = None  # "I work with Priya Sharma": a colleague, not an employer
         if at is not None and spans.proper_name(at):
             out.add("employer", spans.proper_name(at), 0.8, "work_at")
         as_ = spans.prep_obj(v, "as")
@@ -362,9 +368,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if neg and lemma in L.DISLIKE_VERBS:
             return  # "I don't hate it": no claim either way
         for t in spans.conjoined(target):
-            val = spans.phrase(t)
-            deictic = any(c.dep_ == "det" and spans.lower(c) in ("this", "that", "these", "those") for c in t.children)
-            if val and not spans.pronoun_value(t) and not deictic:
+            val = _taste(t)
+            if val and not spans.pronoun_value(t):
                 if dislike:
                     out.add("dislikes", val, 0.7, lemma)
                 else:
@@ -480,7 +485,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             _stop_habit(v, dobj, out)
         return
     if lemma == "get" and not neg and spans.prep_obj(v, "into") is not None:  # "I've gotten really into birding"
-        out.add("likes", spans.phrase(spans.prep_obj(v, "into")), 0.65, "get_into")
+        out.add("likes", _taste(spans.prep_obj(v, "into")), 0.65, "get_into")
         return
     if lemma == "call" and not neg and v.i + 2 < v.sent.end and spans.lower(v.doc[v.i + 1]) == "me":
         n = v.doc[v.i + 2]  # "call me Mehu": the name right after "me", in the same sentence
@@ -616,6 +621,21 @@ def _past_state(v: Token) -> bool:
     return v.tag_ == "VBD" and any(c.dep_ == "prep" and spans.lower(c) in ("till", "until") for c in v.children)
 
 
+def _taste(t: Token) -> str | None:
+    """What a taste is for, or None when it names nothing of the speaker's own: something pointed at
+    ("this show"), someone else's ("your cooking", "Rohan's biryani") or a whole clause ("that you
+    remembered")."""
+    if any(c.dep_ == "det" and spans.lower(c) in ("this", "that", "these", "those") for c in t.children):
+        return None
+    # "my mom's rajma" is still a taste of the speaker's home: only someone else's own thing is theirs
+    if any(c.dep_ == "poss" and spans.lower(c) not in ("my", "our")
+           and not any(g.dep_ == "poss" and spans.lower(g) in ("my", "our") for g in c.children) for c in t.children):
+        return None
+    if t.dep_ == "ccomp" or any(c.dep_ in ("nsubj", "mark") for c in t.children):
+        return None
+    return spans.phrase(t)
+
+
 def _no_more(v: Token) -> bool:
     """The clause says its state is over: "anymore", "any more", "no longer"."""
     for c in v.children:
@@ -733,14 +753,17 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if lemma in ("obsessed", "addicted", "hooked", "into", "crazy", "mad") and not neg:
             o = spans.prep_obj(c, "with", "to", "on", "about")
             if o is not None:
-                out.add("likes", spans.phrase(o), 0.7, "obsessed")
+                out.add("likes", _taste(o), 0.7, "obsessed")
             return
         if lemma in ("fan",) and not neg:
             o = spans.prep_obj(c, "of")
             if o is not None:
-                out.add("likes", spans.phrase(o), 0.7, "fan_of")
+                out.add("likes", _taste(o), 0.7, "fan_of")
             return
         status = low if low in ("engaged", "married") else lemma  # the tagger may lemmatize "engaged" to "engage"
+        to = spans.prep_obj(c, "to")
+        if status in ("engaged", "married") and to is not None and not to.text[:1].isupper():
+            return  # "married to my job": no one named, a figure of speech
         if status in ("engaged", "married", "single") and not neg and spans.prep_obj(c, "in") is None:  # not "engaged in a project"
             out.add("relationship_status", status, 0.8, f"be_{status}")
             to = spans.prep_obj(c, "to")
@@ -814,7 +837,7 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     # "I'm into birding"
     into = spans.prep_obj(v, "into")
     if into is not None and not comps:
-        out.add("likes", spans.phrase(into), 0.65, "into")
+        out.add("likes", _taste(into), 0.65, "into")
     # "I'm from Lucknow", "I'm in Bangalore now", "I'm based in Pune"
     frm = spans.prep_obj(v, "from")
     if frm is not None and spans.proper_name(frm) and not comps:

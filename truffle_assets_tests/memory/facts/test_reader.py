@@ -193,3 +193,23 @@ def test_a_hindi_negation_after_the_word_is_kept():
 def test_a_home_in_the_past_tense_is_an_ended_one():
     assert gloss("Delhi mein rehti thi pehle") == "I used to live in Delhi."
     assert got("Delhi mein rehti thi pehle") == {("end:lives_in", "Delhi")}
+
+
+@pytest.mark.parametrize("text", [
+    "I'm a big fan of your cooking",  # someone else's
+    "I love Rohan's biryani",
+    "I'm so into this show",  # pointed at, not a standing taste
+    "I love that you remembered",  # a clause, not a thing
+    "I'm married to my job lol",  # no one named
+    "I'm staying at the Taj",  # a stay, not a home
+    "I work out at Cult",  # exercise, not a job
+    "I'm a teacher's pet",  # the teacher is someone else
+])
+def test_what_is_someone_elses_or_a_figure_of_speech_is_no_claim(text):
+    assert got(text) == set(), got(text)
+
+
+def test_the_speakers_own_tastes_and_ties_still_read():
+    assert got("I love my mom's rajma") == {("likes", "rajma")}
+    assert {("relationship_status", "married"), ("partner", "Kabir")} <= got("I'm married to Kabir")
+    assert got("I'm staying in Pune these days") == {("lives_in", "Pune")}
