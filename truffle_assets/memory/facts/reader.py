@@ -81,9 +81,11 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
                 continue
             n = len(out.claims)
             _clause(v, guards.negated(v), out, laughs)
-            if _past_state(v):  # "I used to live in Delhi", "I was vegetarian till 2019": held once, ended since
+            past = _past_state(v)  # "I used to live in Delhi", "I was vegetarian in college": held once, ended since
+            if past:
                 for c in out.claims[n:]:
-                    if L.PREDICATES.get(c["predicate"]) is not None and L.PREDICATES[c["predicate"]].category != "event":
+                    if c["predicate"] in _STATES or past == "used to" and c["predicate"] in L.PREDICATES \
+                            and L.PREDICATES[c["predicate"]].category != "event":
                         c["ending"] = True
     _pet_names(doc, out)
     return out.claims
@@ -611,14 +613,30 @@ def _wed_lemma(t: Token) -> str:
     return {"married": "marry", "engaged": "engage"}.get(spans.lower(t), t.lemma_)
 
 
-def _past_state(v: Token) -> bool:
-    """A state the clause puts in the past: "used to <verb>", or a past tense bounded by "till"/"until"
-    ("I was vegetarian till 2019")."""
+# states a clause in the past tense says no longer hold ("I lived in Delhi for 5 years", "I was vegetarian
+# in college"); a status said in the past is often the event ("I was married in 2019"), so it is not here
+_STATES = frozenset({"lives_in", "lives_with", "home_type", "employer", "job", "team", "office", "work_mode", "diet",
+                     "habit", "hobby", "likes", "dislikes", "condition", "eyesight", "learning", "sleep"})
+_STATE_VERBS = frozenset({"live", "stay", "reside", "work", "be", "have", "love", "like", "hate", "play", "smoke",
+                          "drink", "eat", "wear"})
+
+
+def _past_state(v: Token) -> str | None:
+    """How the clause puts its state in the past: "used to" ("I used to live in Delhi"), or "past" (a
+    state verb in the simple or progressive past: "I lived in Delhi for 5 years", "I was working at
+    Infosys then", "I was vegetarian till 2019"); None when it holds now ("since", "still")."""
     h = v.head
     if v.dep_ == "xcomp" and h.lemma_ == "use" and h.tag_ == "VBD" \
             and any(c.dep_ == "aux" and spans.lower(c) == "to" for c in v.children):
-        return True
-    return v.tag_ == "VBD" and any(c.dep_ == "prep" and spans.lower(c) in ("till", "until") for c in v.children)
+        return "used to"
+    if any(spans.lower(t) in ("since", "still", "now", "ab") for t in v.subtree):
+        return None
+    if v.tag_ == "VBD" and v.lemma_.lower() in _STATE_VERBS:
+        return "past"
+    if v.tag_ == "VBG" and any(c.dep_ == "aux" and spans.lower(c) in ("was", "were") for c in v.children) \
+            and v.lemma_.lower() in _STATE_VERBS:
+        return "past"
+    return None
 
 
 def _taste(t: Token) -> str | None:

@@ -213,3 +213,16 @@ def test_the_speakers_own_tastes_and_ties_still_read():
     assert got("I love my mom's rajma") == {("likes", "rajma")}
     assert {("relationship_status", "married"), ("partner", "Kabir")} <= got("I'm married to Kabir")
     assert got("I'm staying in Pune these days") == {("lives_in", "Pune")}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I lived in Delhi for 5 years", {("end:lives_in", "Delhi")}),
+    ("I was working at Infosys then", {("end:employer", "Infosys")}),
+    ("I was vegetarian in college", {("end:diet", "vegetarian")}),
+    ("as a kid I was scared of water", {("end:condition", "scared of water")}),
+    ("I used to live in Delhi", {("end:lives_in", "Delhi")}),
+    ("I've lived in Pune since 2015", {("lives_in", "Pune")}),  # since: it still holds
+    ("I was diagnosed with PCOS", {("condition", "PCOS")}),  # an event that started a state
+])
+def test_a_state_in_the_past_tense_is_read_as_ended(text, expected):
+    assert got(text) == expected, got(text)
