@@ -645,7 +645,8 @@ def _close_starts(clusters: list[_Cluster]) -> None:
 
 def _close_ages(clusters: list[_Cluster], horizon: date | None) -> None:
     """An age holds until the next birthday: with the birthday known, "I'm 28" said in August 2023 ends
-    on the birthday in 2024 once the history reaches it (`horizon`: the latest claim), next age said or not."""
+    on the birthday in 2024 once the history reaches it (`horizon`: the latest claim), next age said or not;
+    with the birthday unknown it ends within the year, so a year on it is no longer current."""
     if horizon is None:
         return
     for a in clusters:
@@ -653,10 +654,16 @@ def _close_ages(clusters: list[_Cluster], horizon: date | None) -> None:
             continue
         days = [m for k in clusters if k.predicate == "birthday" and k.subject == a.subject
                 and (m := re.fullmatch(r"(?:\d{4}|-)-(\d{2})-(\d{2})", k.best()["value"]))]
+        said = a.valid_from or a.said
         if not days:
+            try:
+                a_year_on = said.replace(year=said.year + 1)
+            except ValueError:  # 29 February
+                a_year_on = date(said.year + 1, 3, 1)
+            if a_year_on <= horizon:
+                a.valid_to = a_year_on
             continue
         month, day = int(days[0].group(1)), int(days[0].group(2))
-        said = a.valid_from or a.said
         for year in (said.year, said.year + 1):
             try:
                 nxt = date(year, month, day)

@@ -275,3 +275,12 @@ def test_a_state_put_in_the_past_is_held_as_ended():
     assert rows[("lives_in", "Delhi")] == (T + d).date()
     assert rows[("diet", "vegetarian")] is not None and rows[("employer", "Infosys")] is not None
     assert "Delhi" not in _current(f).get("lives_in", [])
+
+
+def test_an_age_without_a_known_birthday_ends_within_the_year():
+    said = datetime(2023, 3, 10, 9)
+    c = claims([("age", "28", said), ("lives_in", "Pune", said + timedelta(days=200))])
+    assert consolidate(c).filter(pl.col("predicate") == "age")["valid_to"].to_list() == [None]  # not a year yet
+    later = claims([("age", "28", said), ("lives_in", "Pune", said + timedelta(days=400))])
+    f = consolidate(later)
+    assert f.filter(pl.col("predicate") == "age")["valid_to"].to_list() == [datetime(2024, 3, 10).date()]
