@@ -223,6 +223,10 @@ _GENERIC = frozenset({"first", "new", "old", "big", "good", "best", "one", "two"
 
 
 def _fold(s: str) -> str:
+    """Lower-case ASCII; punctuation and symbols outside ASCII become spaces, so a range ("2–2:30", "Tue–Thu")
+    keeps its two ends apart, and a curly apostrophe is a straight one."""
+    s = s.replace("’", "'").replace("‘", "'")
+    s = "".join(" " if ord(ch) > 127 and unicodedata.category(ch)[0] in "PSZ" else ch for ch in s)
     return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode().lower()
 
 

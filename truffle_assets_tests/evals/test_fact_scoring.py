@@ -145,3 +145,9 @@ def test_a_predicate_the_map_does_not_know_matches_by_the_attribute_name():
     assert hf.best_match(pred("p", "manager", "Rohit", ["m3"]), [boss]) is boss
     assert hf.best_match(pred("p", "landlord", "Rohit", ["m3"]), [boss]) is None
     assert hf.best_match(pred("p", "job", "Rohit", ["m3"]), [boss]) is None  # a mapped predicate keeps its map
+
+
+def test_a_range_keeps_its_ends_apart():
+    assert hf.tokens("sleeps around 2–2:30 am") == hf.tokens("sleeps around 2 - 2:30 am")
+    assert hf.value_score("sleep", "sleeps at 2", "sleeps around 2–2:30 am (law-firm hours)") is not None
+    assert hf.tokens("Rohan’s biryani") == hf.tokens("Rohan's biryani") and hf.tokens("Café") == hf.tokens("Cafe")
