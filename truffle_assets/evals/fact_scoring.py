@@ -215,6 +215,8 @@ _MONTHS = {m: i for i, ms in enumerate((
     ("dec", "december")), 1) for m in ms}
 # Spellings of one thing: phrase-level rewrites before tokenizing, then word aliases.
 _PHRASES = ((re.compile(r"\bnon[\s\-]*veg(?:etarian)?\b"), "nonvegetarian"), (re.compile(r"\bveg\b"), "vegetarian"),
+            # a contracted negation is a negation: "doesn't smoke" is "does not smoke", "can't" is "cannot"
+            (re.compile(r"\bcan't\b"), "cannot"), (re.compile(r"\bwon't\b"), "will not"), (re.compile(r"n't\b"), " not"),
             (re.compile(r"\bb\.?\s?tech\b"), "btech"), (re.compile(r"\bplay\s?station\s?(\d)\b"), r"ps\1"), (re.compile(r"['’]s\b"), ""), (re.compile(r"&"), " and "))
 _ALIASES = {"bengaluru": "bangalore", "blr": "bangalore", "bombay": "mumbai", "madras": "chennai",
             "gf": "girlfriend", "bf": "boyfriend", "fiance": "fiancee", "colour": "color", "favorite": "favourite",

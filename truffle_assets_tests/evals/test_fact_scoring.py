@@ -151,3 +151,9 @@ def test_a_range_keeps_its_ends_apart():
     assert hf.tokens("sleeps around 2–2:30 am") == hf.tokens("sleeps around 2 - 2:30 am")
     assert hf.value_score("sleep", "sleeps at 2", "sleeps around 2–2:30 am (law-firm hours)") is not None
     assert hf.tokens("Rohan’s biryani") == hf.tokens("Rohan's biryani") and hf.tokens("Café") == hf.tokens("Cafe")
+
+
+def test_a_contracted_negation_is_a_negation():
+    assert hf.tokens("can't swim") == hf.tokens("cannot swim")
+    assert hf.value_score("habit", "doesn't smoke", "does not smoke") is not None
+    assert hf.value_score("habit", "smokes", "doesn't smoke") is None  # the negation on one side only
