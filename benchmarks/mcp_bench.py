@@ -9,8 +9,10 @@ HTTP, beside `retrieve()` called directly, on the same memory and the same quest
   privacy guard would refuse are left out), the same list for every side, after `--warmup` each.
 - Sides, interleaved per question in a rotating order (so machine noise falls on all of them):
   `direct`: `retrieve(q, latest.json, k)` in this process; `stdio`: `truffle mcp` as a child
-  process, reached with the official client's `stdio_client`; `http`: the API app with `/mcp`
-  served by uvicorn in this process (the official `streamable_http_client`). Both MCP sides run
+  process, reached with the official client's `stdio_client`; `http`: `truffle serve` as a child
+  process (its model endpoint a closed port: search needs none), `/mcp` reached with the official
+  `streamable_http_client`. Each side has a process of its own, so none reuses what another's
+  retrieval of the same question left in memory. Both MCP sides run
   the catalog's `search_memory` with the same k (the executor's `retrieve` call plus its result
   model and redaction, the guard, the worker thread and JSON-RPC); transcripts are off, so neither
   writes to the store, as the direct call does not. Torch uses one thread in every process.
@@ -67,14 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
     import torch
 
-    from benchmarks.mcp_client import http_session, serve_app, stdio_session
+    from benchmarks.mcp_client import http_session, serve_process, stdio_session
     from benchmarks.runtime_bench import build_memory
     from truffle_assets.evals.truth_questions import build_queries
     from truffle_assets.retrieval import open_index, retrieve
     from truffle_assets.runtime import privacy
-    from truffle_assets.runtime.api import create_app
-    from truffle_assets.runtime.config import RuntimeConfig
-    from truffle_assets.runtime.service import ChatService
 
     torch.set_num_threads(1)
     t0 = time.perf_counter()
@@ -88,15 +87,15 @@ def main(argv: list[str] | None = None) -> int:
           f"left out), k={args.k}")
 
     store = args.work / "mcp-bench-store"
-    cfg = RuntimeConfig(published_dir=published, store_dir=store, transcripts=False, content=False, feedback=False)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TRUFFLE_HOME": str(args.work / "mcp-home")}
-    stdio_args = ["--published", str(published), "--store", str(store), "--no-transcripts"]
+    common = ["--published", str(published), "--store", str(store), "--no-transcripts"]
+    serve_args = ["serve", *common, "--base-url", "http://127.0.0.1:9/v1", "--model", "none"]
     open_index(pointer).embedder.encode_query("warm up")
     times: dict[str, list[float]] = {s: [] for s in SIDES}
     hits: dict[str, list[list[str]]] = {s: [] for s in SIDES}
 
     async def run(url: str) -> None:
-        async with (stdio_session(stdio_args, env, args.work / "mcp-bench-stdio.log") as stdio,
+        async with (stdio_session(common, env, args.work / "mcp-bench-stdio.log") as stdio,
                     http_session(url) as http):
             sessions = {"stdio": stdio, "http": http}
             for n, q in enumerate(queries):
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {n + 1 - args.warmup}/{args.queries} measured", flush=True)
 
     t_run = time.perf_counter()
-    with serve_app(create_app(ChatService(cfg), mcp=True)) as url:
+    with serve_process(serve_args, env, args.work / "mcp-bench-serve.log") as url:
         anyio.run(run, url)
     same = sum(hits["direct"][i] == hits["stdio"][i] == hits["http"][i] for i in range(args.queries))
     print(f"\n{args.queries} questions x 3 sides in {time.perf_counter() - t_run:.0f}s; the same ranked ids on all "

@@ -1,5 +1,6 @@
 """The official MCP client against Truffle's server, for the benchmarks: over HTTP (the app served by
-uvicorn in a thread, its lifespan on) and over stdio (`truffle mcp` as a child process)."""
+uvicorn in a thread, its lifespan on, or `truffle serve` as a child process) and over stdio (`truffle
+mcp` as a child process)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,43 @@ def serve_app(app: Any, timeout: float = 30.0) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@contextlib.contextmanager
+def serve_process(args: list[str], env: dict[str, str], log: Path, timeout: float = 300.0) -> Iterator[str]:
+    """`python -m truffle_assets.cli <args> --port <free port>` (a `truffle serve`) until it answers; yields
+    its base URL, stops it (SIGTERM, then SIGKILL) on the way out."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with log.open("ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "truffle_assets.cli", *args, "--port", str(port)], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/favicon.ico", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"truffle serve did not start (see {log})") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
 
 
 @contextlib.asynccontextmanager
