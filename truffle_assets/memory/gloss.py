@@ -124,6 +124,7 @@ _OTHERS_EVENT = re.compile(r"\b(?!(?:meri|mera|mere|hamari|humari|hamara|humara|
 _KIN = re.compile(r"\b(?:papa|mummy|mumma|mom|dad|maa|bhaiya|bhai|didi|di|dadi|nani|dada|nana|chacha|chachi|mama|mami|"
                   r"bua|mausi|uncle|aunty|aunti)\b", re.I)
 _RESPECT_PLURAL = re.compile(r"\b(?:gaye|hue|kiye|liye|diye|chuke|rahe)\b", re.I)
+_I_AS_SUBJECT = re.compile(r"\b(?:main|mai|maine|hum|humne|hamne)\b", re.I)  # "Rohan ne bataya main ... ho gayi"
 _WE = re.compile(r"\b(?:hum|humne|hamne|humlog|main|mai|maine|mujhe)\b", re.I)
 
 
@@ -133,7 +134,7 @@ _THIRD_PERSON = re.compile(r"\b\w+(?:ta|ti)\s+(?:hai|h|he)\b|\b\w+te\s+(?:hain|h
 
 def someone_else(clause: str, group: str) -> bool:
     """The clause is about someone other than the speaker (`group`: its verb group)."""
-    if _OTHER_AGENT.search(clause) or _OTHERS_EVENT.search(clause):
+    if _OTHER_AGENT.search(clause) and not _I_AS_SUBJECT.search(clause) or _OTHERS_EVENT.search(clause):
         return True
     if _THIRD_PERSON.search(clause) and not _WE.search(clause):
         return True

@@ -184,6 +184,10 @@ def test_no_gloss_speaks_for_someone_else_or_for_what_did_not_happen(text):
     assert got(text) == set(), got(text)
 
 
+def test_the_speaker_named_as_subject_beside_another_agent_still_speaks():
+    assert gloss("Rohan ne bataya main Pune shift ho gayi") == "I moved to Pune."
+
+
 def test_a_hindi_negation_after_the_word_is_kept():
     assert gloss("main vegetarian nahi hu") == "I am not vegetarian."
     assert got("main vegetarian nahi hu") == set()
