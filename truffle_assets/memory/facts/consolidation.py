@@ -157,10 +157,11 @@ def _is_ending(predicate: str) -> bool:
 
 
 # Endings that name no kind of fact: what they end is whichever value they name ("quit" Zoho or smoking).
-_GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of", "died", "passed_away"}
+_GENERIC_ENDINGS = {"quit", "stopped", "left", "gave_up", "no_longer", "sold", "got_rid_of", "died", "passed_away",
+                    "gave_away"}
 # ... and "left" a value nobody stated ends nothing: people leave parties and groups, not only jobs; a
 # death ends a pet or a partner held under that name, and records nobody else
-_MATCH_ONLY = {"left", "died", "passed_away"}
+_MATCH_ONLY = {"left", "died", "passed_away", "gave_away"}
 
 
 def _through_families(rows: list[dict]) -> list[dict]:
@@ -439,7 +440,14 @@ def _opposite(a: str, b: str, either_way: bool = False) -> bool:
         ta, tb = tb, ta  # ta: the positive side, tb: the negative one
     kpos = {_stem(w) for w in ta - _NEGATIVE - _POSITIVE}
     kneg = {_stem(w) for w in tb - _NEGATIVE - _POSITIVE}
+    # "stopped playing the guitar" ends "guitar", "stopped learning German" ends "German": the verb that
+    # only says what one does with the thing is not part of it
+    if kneg - _LIGHT:
+        kneg -= _LIGHT
     return bool(kpos) and bool(kneg) and (kneg <= kpos or (either_way and kpos <= kneg))
+
+
+_LIGHT = {"play", "learn", "go", "do", "practis", "practic", "attend"}
 
 
 def _close_across(clusters: list[_Cluster]) -> None:

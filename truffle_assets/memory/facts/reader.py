@@ -173,6 +173,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
     lemma = v.lemma_.lower()
     dobj = next(iter(spans.children(v, "dobj")), None)
     # ---- be + complement: identity, diet, allergies, age, status ---------------------------------
+    if v.dep_ == "xcomp" and v.head.lemma_.lower() in L.STOP_VERBS | {"quit"}:
+        return  # "stopped playing the guitar": the stop verb reads it as an ending, it is no hobby
     if neg and _no_more(v) and _state_ended(v, lemma, dobj, out):
         return
     if lemma in ("be", "become") or v.pos_ == "AUX" and v.dep_ == "ROOT":
@@ -354,6 +356,13 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if name:
             out.add("left_job", name, 0.7, "laid_off")
         return
+    if not neg and dobj is None and (lemma in ("divorce", "separate") or lemma == "get" and any(
+            spans.lower(c) in ("divorced", "separated") for c in v.children)):
+        # "got divorced", "we separated" (from whom, when said): the partner in force ends
+        frm = spans.prep_obj(v, "from")
+        out.add("partner", spans.proper_name(frm) if frm is not None and spans.proper_name(frm) else "", 0.75,
+                "divorced", ending=True)
+        return
     if lemma in ("break", "split") and any(spans.lower(c) == "up" for c in v.children) and not neg:
         w = spans.prep_obj(v, "with")
         out.add("partner", spans.proper_name(w) if w is not None else "", 0.8, "break_up", ending=True)
@@ -460,6 +469,10 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         out.add("habit", f"doesn't go to {what}" if neg else what, 0.6, "go_to_habit")
         return
     if lemma in L.STOP_VERBS | {"start", "begin"} and not neg:
+        if lemma == "give" and any(spans.lower(c) == "away" for c in v.children) \
+                and dobj is not None and spans.proper_name(dobj):
+            out.add("gave_away", spans.proper_name(dobj), 0.7, "give_away")  # ends a pet held under that name
+            return
         if lemma == "give" and not any(c.dep_ == "prt" and spans.lower(c) == "up" for c in v.children):
             return  # "gave away my cat", "gave her my notes": only "give up" stops something
         x = next((c for c in v.children if c.dep_ == "xcomp"), None)
@@ -779,6 +792,11 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 out.add("likes", _taste(o), 0.7, "fan_of")
             return
         status = low if low in ("engaged", "married") else lemma  # the tagger may lemmatize "engaged" to "engage"
+        if low in ("divorced", "separated") and not neg:  # "I'm divorced", "got divorced from Kabir"
+            frm = spans.prep_obj(c, "from")
+            out.add("partner", spans.proper_name(frm) if frm is not None and spans.proper_name(frm) else "", 0.75,
+                    "divorced", ending=True)
+            return
         to = spans.prep_obj(c, "to")
         if status in ("engaged", "married") and to is not None and not to.text[:1].isupper():
             return  # "married to my job": no one named, a figure of speech

@@ -284,3 +284,23 @@ def test_an_age_without_a_known_birthday_ends_within_the_year():
     later = claims([("age", "28", said), ("lives_in", "Pune", said + timedelta(days=400))])
     f = consolidate(later)
     assert f.filter(pl.col("predicate") == "age")["valid_to"].to_list() == [datetime(2024, 3, 10).date()]
+
+
+def test_stopping_an_activity_ends_it_and_never_asserts_it():
+    """"I stopped playing the guitar" ends "Hobby: guitar" (and is not itself read as playing it);
+    giving a pet away ends it; a divorce ends the partner in force."""
+    d = timedelta(days=60)
+    df = messages([
+        (USER, "I play the guitar every evening", T), (USER, "learning German at Max Mueller Bhavan", T),
+        (USER, "We adopted a puppy! His name is Bruno", T), (USER, "I married Kabir last year", T),
+        (USER, "I stopped playing the guitar", T + d), (USER, "I stopped learning German", T + d),
+        (USER, "gave away Bruno to my cousin", T + d), (USER, "I gave away my old clothes", T + d),
+        (USER, "got divorced last month", T + 2 * d),
+    ])
+    claims_ = extract_claims(df)
+    assert ("hobby", "guitar") not in set(claims_.filter(pl.col("message_id") == "m4").select("predicate", "value").rows())
+    f = consolidate(claims_)
+    ended = {(r["predicate"], r["value"]): r["valid_to"] for r in f.iter_rows(named=True)}
+    assert ended[("hobby", "guitar")] == ended[("learning", "German")] == ended[("pet", "Bruno")] == (T + d).date()
+    assert ended[("partner", "Kabir")] == (T + 2 * d).date()
+    assert not any("clothes" in v for _, v in ended)  # giving away what was never held records nothing
