@@ -713,6 +713,9 @@ def _state_ended(v: Token, lemma: str, dobj: Token | None, out: _Out) -> bool:
         if w is not None and (spans.proper_name(w) or spans.phrase(w)):
             out.add("lives_with", spans.proper_name(w) or spans.phrase(w), 0.7, "no_longer_live_with", ending=True)
         return True
+    if lemma in ("date", "see") and dobj is not None and spans.proper_name(dobj):
+        out.add("left", spans.proper_name(dobj), 0.7, "no_longer_dating")  # "not dating Naina anymore"
+        return True
     if lemma == "work":
         at = spans.prep_obj(v, "at", "for", "with")
         if at is not None and at.pos_ == "PROPN" and spans.proper_name(at):

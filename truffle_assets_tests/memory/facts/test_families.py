@@ -304,3 +304,9 @@ def test_stopping_an_activity_ends_it_and_never_asserts_it():
     assert ended[("hobby", "guitar")] == ended[("learning", "German")] == ended[("pet", "Bruno")] == (T + d).date()
     assert ended[("partner", "Kabir")] == (T + 2 * d).date()
     assert not any("clothes" in v for _, v in ended)  # giving away what was never held records nothing
+
+
+def test_not_dating_someone_anymore_ends_that_partner():
+    f = consolidate(extract_claims(messages([
+        (USER, "I'm dating Naina these days", T), (USER, "I'm not dating Naina anymore", T + timedelta(days=90))])))
+    assert f.filter(pl.col("predicate") == "partner")["valid_to"].to_list() == [(T + timedelta(days=90)).date()]
