@@ -524,7 +524,18 @@ weekend weekends class classes exam""".split())
 
 def _close_courses(clusters: list[_Cluster], finished: list[dict]) -> None:
     """Finishing a course ends learning it: "passed the data privacy certificate" ends "Learning: data
-    privacy law certificate" (they share what the course is about); the finish is its evidence."""
+    privacy law certificate" (they share what the course is about); the finish is its evidence. Being
+    able to do it ends learning it too: "I can swim now!" ends "Learning: swimming"."""
+    learning = [k for k in clusters if k.predicate == "learning"]
+    for s in sorted((k for k in clusters if k.predicate == "skill"), key=lambda k: k.said):
+        words = value_tokens(s.best()["value"])
+        if words & _NEGATIVE:
+            continue
+        can = {_stem(w) for w in words - _POSITIVE}
+        for k in learning:
+            if k.subject == s.subject and k.valid_to is None and k.said < s.said \
+                    and {_stem(w) for w in value_tokens(k.best()["value"])} <= can:
+                k.valid_to, k.superseded_by = s.said, s
     for c in finished:
         about = value_tokens(c["value"]) - _COURSE_WORDS
         day = c["ts"].date()

@@ -310,3 +310,11 @@ def test_not_dating_someone_anymore_ends_that_partner():
     f = consolidate(extract_claims(messages([
         (USER, "I'm dating Naina these days", T), (USER, "I'm not dating Naina anymore", T + timedelta(days=90))])))
     assert f.filter(pl.col("predicate") == "partner")["valid_to"].to_list() == [(T + timedelta(days=90)).date()]
+
+
+def test_being_able_to_do_it_ends_learning_it():
+    f = consolidate(extract_claims(messages([
+        (USER, "I'm learning swimming", T), (USER, "I'm learning German", T),
+        (USER, "I can swim now!", T + timedelta(days=90)), (USER, "I can't speak German yet", T + timedelta(days=90))])))
+    learning = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "learning").iter_rows(named=True)}
+    assert learning == {"swimming": (T + timedelta(days=90)).date(), "German": None}
