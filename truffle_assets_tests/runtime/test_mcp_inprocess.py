@@ -18,6 +18,7 @@ from pydantic import AnyUrl
 from truffle_assets.feedback.turns import load_turns
 from truffle_assets.forget.runtime_purge import Forgotten, find_turns
 from truffle_assets.runtime import privacy
+from truffle_assets.runtime.mcp.forget import Confirmations
 from truffle_assets.runtime.mcp.server import build_server
 from truffle_assets.runtime.tool_exec import ToolExecutor
 from truffle_assets.tools import DATA_NOTE, mcp_tools
@@ -233,6 +234,17 @@ def test_forget_is_opt_in_dry_run_first_then_confirmed(service):
     # after the forget the counts changed: the same confirmation no longer matches
     assert "changed since the dry run" in got["again"].content[0].text
     assert got["unknown"].isError and "not found" in got["unknown"].content[0].text
+
+
+def test_a_confirmation_holds_while_only_records_of_use_grow():
+    # calls after the dry run (the agent's own, recorded) add runtime records that quote the item;
+    # what the memory holds is what the confirmation covers
+    seen = {"messages": 1, "facts": 2, "runtime_turns": 4, "runtime_content": 4, "retrieval_logs": 0}
+    codes = Confirmations()
+    code = codes.issue("message", "m1", None, seen)
+    assert codes.check(code, "message", "m1", None, seen | {"runtime_turns": 9, "runtime_content": 9,
+                                                            "retrieval_logs": 2}) is None
+    assert "changed since the dry run" in codes.check(code, "message", "m1", None, seen | {"facts": 3})
 
 
 def test_nothing_is_recorded_unless_the_person_keeps_transcripts(make_service, llm):

@@ -4,8 +4,11 @@ A call without `confirm` runs the pipeline's dry run and answers what would be r
 with a `confirmation`: an HMAC, under a key this server process drew at start, of exactly that
 request and those counts, valid `TTL_S` seconds. Forgetting needs `confirm=true` and that value.
 Before it forgets, the dry run runs again: when the memory changed since (other counts), the
-confirmation no longer matches and the agent has to look again. A confirmation cannot be made up
-by a client, carried to another server process or reused for another item.
+confirmation no longer matches and the agent has to look again. Only the memory's own counts count
+there: the records of its use (chat turns, MCP call records, retrieval traces) that quote the item
+go with it too, but calls made since the dry run, the agent's own included, add to them and change
+nothing about what is forgotten. A confirmation cannot be made up by a client, carried to another
+server process or reused for another item.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from typing import Any
 
 TTL_S = 600.0
+USE_RECORDS = ("runtime_", "retrieval_logs")  # `removed` keys of the records of use (`forget.runtime_purge`)
 
 
 class ForgetRefused(ValueError):
@@ -31,8 +35,8 @@ class Confirmations:
         self._key = key or secrets.token_bytes(32)
 
     def _mac(self, kind: str, value: str, chat: str | None, removed: dict[str, Any], expires: int) -> str:
-        what = json.dumps([kind, value, chat, sorted((str(k), v) for k, v in (removed or {}).items()), expires],
-                          default=str, separators=(",", ":"))
+        counts = sorted((str(k), v) for k, v in (removed or {}).items() if not str(k).startswith(USE_RECORDS))
+        what = json.dumps([kind, value, chat, counts, expires], default=str, separators=(",", ":"))
         return hmac.new(self._key, what.encode(), hashlib.sha256).hexdigest()[:40]
 
     def issue(self, kind: str, value: str, chat: str | None, removed: dict[str, Any], now: float | None = None) -> str:
