@@ -194,3 +194,30 @@ _FORWARDED = re.compile(r"(?i)^\W*(?:fwd?|forwarded(?:\s+message)?)\s*:|\bforwar
 def forwarded(text: str) -> bool:
     """`text` is a forward ("Forwarded: ...", "forwarded as received", "share with everyone")."""
     return bool(_FORWARDED.search(text))
+
+
+# verbs whose complement is wanted, tried or pretended, not done: "I need to stop drinking", "tried to
+# quit smoking", "pretend I'm vegan", "can't wait to move"; "would love/like to" wants it too
+_UNREAL_HEADS = {"want", "need", "try", "attempt", "pretend", "imagine", "suppose", "wait", "long", "wish", "hope",
+                 "dream", "aim", "intend", "mean"}
+_WOULD = {"would", "'d", "d"}
+_SUPPOSING = {"pretend", "imagine", "suppose", "wish", "dream"}
+
+
+def unreal(v: Token) -> bool:
+    """The clause under `v` is wanted, tried, pretended or nearly done ("almost quit my job"), not true."""
+    if any(c.dep_ == "advmod" and spans.lower(c) in ("almost", "nearly") for c in v.children):
+        return True
+    if v.lemma_.lower() == "learn" and v.head.lemma_.lower() in L.GOAL_VERBS:
+        return False  # "want to learn the violin": read as learning it, beside the goal
+    t = v
+    while t.dep_ in ("xcomp", "ccomp") and t.head.i < t.i:
+        h = t.head
+        # "to ..." under a wanting verb; a whole clause only under a supposing one ("pretend I'm vegan")
+        if h.lemma_.lower() in (_UNREAL_HEADS if t.dep_ == "xcomp" else _SUPPOSING):
+            return True
+        if h.lemma_.lower() in ("love", "like", "prefer") and any(
+                c.dep_ == "aux" and spans.lower(c) in _WOULD for c in h.children):
+            return True
+        t = h
+    return False

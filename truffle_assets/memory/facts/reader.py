@@ -77,7 +77,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
             goal = _goal(v, out)
             if goal:
                 continue
-            if guards.hedged(v) or guards.future(v):
+            if guards.hedged(v) or guards.future(v) or guards.unreal(v):
                 continue
             n = len(out.claims)
             _clause(v, guards.negated(v), out, laughs)
@@ -380,6 +380,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             return  # "I don't hate it": no claim either way
         for t in spans.conjoined(target):
             val = _taste(t)
+            if t.tag_ == "VBG" and t.lemma_.lower() in L.LIVE_VERBS | {"work", "be", "have", "do", "go", "get"}:
+                continue  # "I love living in Pune": the living is read as a home, it is no pastime
             if val and not spans.pronoun_value(t):
                 if dislike:
                     out.add("dislikes", val, 0.7, lemma)

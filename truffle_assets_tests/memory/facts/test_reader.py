@@ -230,3 +230,21 @@ def test_the_speakers_own_tastes_and_ties_still_read():
 ])
 def test_a_state_in_the_past_tense_is_read_as_ended(text, expected):
     assert got(text) == expected, got(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I'd love to live in Goa",  # wanted
+    "I want to be a pilot",
+    "I need to stop drinking",
+    "I tried to quit smoking but failed",  # tried
+    "I almost quit my job today",  # nearly done
+    "pretend I'm vegan for the dinner",  # pretended
+])
+def test_what_is_wanted_tried_pretended_or_nearly_done_is_no_claim(text):
+    assert got(text) == set(), got(text)
+
+
+def test_a_wish_to_do_is_a_goal_and_loving_a_place_is_no_pastime():
+    assert ("goal", "learn Spanish") in got("I want to learn Spanish")
+    assert got("I love living in Pune") == {("lives_in", "Pune")}
+    assert got("I love to cook") == {("hobby", "cook")}
