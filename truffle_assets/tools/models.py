@@ -170,6 +170,9 @@ class ForgetResult(Out):
     what: str | None = Field(None, description="What is forgotten, in words.")
     chats: list[str] = Field(default_factory=list, description="The chats it touches.")
     removed: dict[str, Any] = Field(default_factory=dict, description="What is (or would be) removed, per store.")
+    selection: dict[str, Any] | None = Field(
+        None, description="What it takes in a person's terms: totals, the chats and days, the messages (first "
+                          "words, secrets as placeholders) and the facts; show it before confirming.")
     confirmation: str | None = Field(None, description="A dry run's code: call again with confirm=true and this.")
     expires_in_s: int | None = None
     tombstone: str | None = None

@@ -94,6 +94,9 @@ def test_forget_over_mcp_with_the_pipelines_forget(tmp_path):
     assert d["dry_run"] is True and d["removed"]["messages"] == 1 and d["removed"]["facts"] >= 1
     assert d["removed"]["runtime_turns"] >= 2  # the recorded calls that showed it: search and get_messages
     assert d["chats"] == ["priya-sharma"] and d["confirmation"] and d["tombstone"]
+    assert d["selection"]["totals"]["messages"] == 1 and bangalore["fact_id"] in {f["fact_id"] for f in d["selection"]["facts"]}
+    (shown,) = d["selection"]["messages"]  # its first words
+    assert shown["id"] == msg_id and before["messages"]["messages"][0]["text"].startswith(shown["text"].rstrip("…"))
     assert PASSWORD not in dry.content[0].text
     assert got["after_dry"] | {"fact": None} == before | {"fact": None}
     assert got["after_dry"]["fact"].structuredContent == before["fact"].structuredContent

@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any
 
+from truffle_assets.runtime import privacy
+
 TTL_S = 600.0
 USE_RECORDS = ("runtime_", "retrieval_logs")  # `removed` keys of the records of use (`forget.runtime_purge`)
 
@@ -86,4 +88,17 @@ def _result(out: dict[str, Any], kind: str, id: str, chat: str | None, **extra: 
     """The catalog's ForgetResult fields from a `Forgetter.forget` answer."""
     return {"dry_run": bool(out.get("dry_run")), "kind": kind, "id": str(out.get("id") or id), "chat": chat,
             "what": out.get("what"), "chats": [str(c) for c in out.get("chats") or []],
-            "tombstone": out.get("tombstone"), **extra}
+            "tombstone": out.get("tombstone"), "selection": _shown(out.get("selection")), **extra}
+
+
+def _shown(selection: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The pipeline's `selection` with its texts through `privacy.redact_data` (they are the redacted
+    texts already: defence in depth); ids, days and counts as they are."""
+    if not selection:
+        return None
+
+    def texts(rows: Any, field: str) -> list[dict[str, Any]]:
+        return [r | {field: privacy.redact_data(str(r[field]))} if r.get(field) else r for r in rows or []]
+
+    return selection | {"messages": texts(selection.get("messages"), "text"),
+                        "facts": texts(selection.get("facts"), "text"), "chats": texts(selection.get("chats"), "name")}
