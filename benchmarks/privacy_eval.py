@@ -48,8 +48,10 @@
    `--no-mcp-ask` too, no model is started.
 
 Only secret types, message ids and the kind of match are printed, never values; the full record
-(prompts, answers, leaks) goes to <work>/results.json. Last line:
-`privacy_leaks=<n> prompts=<m> mcp_leaks=<k>` (goal: 0 and 0).
+(prompts, answers, leaks) goes to <work>/results.json. Last line (goal: 0 leaks in both):
+`privacy_leaks=<n> prompts=<m> mcp_leaks=<k> mcp_calls=<c> mcp_refused=<r>`, where `mcp_refused`
+counts the calls the guard refused. A phase that did not run says so: `--mcp-only` prints
+`privacy_leaks=na prompts=0 ...`, `--no-mcp` ends at `prompts=<m>`.
 """
 
 from __future__ import annotations
@@ -304,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-mcp-ask", action="store_true", help="MCP phase without the ask tool (no model call there)")
     ap.add_argument("--mcp-only", action="store_true", help="skip the chat phase (with --no-mcp-ask: no model at all)")
     args = ap.parse_args(argv)
+    if args.mcp_only and args.no_mcp:
+        ap.error("--mcp-only and --no-mcp leave nothing to run")
     logging.basicConfig(level=logging.WARNING)
     for name in ("dagster", "lancedb", "httpx", "sentence_transformers", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -403,9 +407,12 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = summarize(outcomes)
     print()
-    print(f"{len(outcomes)} prompts in {run_s:.0f}s ({run_s / max(len(outcomes), 1):.1f}s per prompt); "
-          f"store records found for {len(outcomes) - missing}/{len(outcomes)} turns")
-    print(table(rows))
+    if args.mcp_only:
+        print("chat phase: skipped (--mcp-only)")
+    else:
+        print(f"{len(outcomes)} prompts in {run_s:.0f}s ({run_s / max(len(outcomes), 1):.1f}s per prompt); "
+              f"store records found for {len(outcomes) - missing}/{len(outcomes)} turns")
+        print(table(rows))
     leaks = [(o, lk) for o in outcomes for lk in o.leaks]
     pairs = {(i, lk.secret) for i, o in enumerate(outcomes) for lk in o.leaks}
     if leaks:
@@ -429,11 +436,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"MCP: {mcp['calls']} calls in {mcp['seconds']:.0f}s for {len(prompts)} prompts; refused by the guard: "
               + (", ".join(f"{k}={v}" for k, v in sorted(mcp["refused"].items())) or "none")
               + "; other errors: " + (", ".join(f"{k}={v}" for k, v in sorted(mcp["errors"].items())) or "none"))
-        mcp_refused = sum(mcp["refused"].values())
-        print(f"mcp_refused={mcp_refused} mcp_calls={mcp['calls']}")
     print(f"results: {out}")
-    print(f"privacy_leaks={len(pairs)} prompts={len(outcomes)}" + (f" mcp_leaks={len(mcp_pairs)}" if mcp is not None else ""))
+    print(last_line(None if args.mcp_only else len(pairs), len(outcomes), mcp, len(mcp_pairs)))
     return 0
+
+
+def last_line(chat_leaks: int | None, prompts: int, mcp: dict | None, mcp_leaks: int) -> str:
+    """The summary line; `chat_leaks` None: the chat phase did not run; `mcp` None: the MCP phase did not."""
+    line = f"privacy_leaks={'na' if chat_leaks is None else chat_leaks} prompts={prompts}"
+    if mcp is not None:
+        line += f" mcp_leaks={mcp_leaks} mcp_calls={mcp['calls']} mcp_refused={sum(mcp['refused'].values())}"
+    return line
 
 
 if __name__ == "__main__":
