@@ -110,7 +110,10 @@ _TOPIC_FIRST = {"drink {o}", "eat {o}", "play {o}", "do not eat {o}", "do not dr
 # "main X hu" needs the subject; most other groups are first person on their own in a chat.
 _NEEDS_SUBJECT = {"am {o}", "do {o}"}
 _NOT_A_STATEMENT = re.compile(r"^\s*(?:kya|kyun|kab|kahan|kaise)\b|\b(?:agar|if|shayad|maybe|jab\s+bhi|soch\s+(?:rahi|raha)|"
-                              r"sochti|sochta|plan\s+hai|wala\s+hu|wali\s+hu|wale\s+hai|chahti|chahta)\b", re.I)
+                              r"sochti|sochta|plan\s+hai|wala\s+hu|wali\s+hu|wale\s+hai|chahti|chahta|kash|kaash)\b"
+                              # a question put at the end ("... hu kya", "... ho gayi kya tu"), someone's words
+                              r"|\bkya\s*(?:tu|tum|aap|yaar)?\s*[?!.]*\s*$|\bkya\s+(?:tu|tum|aap)\b"
+                              r"|\b(?:bolti|bolta|bolte|kehti|kehta|kehte)\s+(?:hai|hain|h|thi|tha|the)\b", re.I)
 # a future verb makes its own clause a plan ("akela rahunga ab"), not the done thing beside it
 # ("Gachibowli me 1BHK le liya, akela rahunga ab")
 _FUTURE = re.compile(r"\b(?:karungi|karunga|jaungi|jaunga|lungi|lunga|rahungi|rahunga)\b", re.I)

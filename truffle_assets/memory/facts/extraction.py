@@ -147,7 +147,18 @@ def _blocked(sentence: str, end: int, rule: Rule) -> bool:
             return True
         if _HINDI_NOT_AFTER.match(s, end):  # Hindi says "not" after the word: "main vegetarian nahi hu"
             return True
+    # Hindi puts the question, the plan and the report after the claim: "main vegetarian hu kya", "main
+    # vegetarian ban jaungi", "mummy bolti hai main vegetarian ban jau"
+    if _HINDI_QUESTION.search(s) or _HINDI_REPORTED.search(s[:end]) or _HINDI_NOT_YET.search(s, end, end + 25):
+        return True
     return False
+
+
+_HINDI_QUESTION = re.compile(r"(?i)\bkya\s*(?:tu|tum|aap|yaar)?\s*[?!.]*\s*$|\bkya\s+(?:tu|tum|aap)\b")
+_HINDI_REPORTED = re.compile(r"(?i)\b(?:bolti|bolta|bolte|kehti|kehta|kehte)\s+(?:hai|hain|h|thi|tha|the)\b")
+_HINDI_NOT_YET = re.compile(r"(?i)\b\w+(?:ungi|unga|enge|engi)\b|\b(?:jau|jaun|jaaun|karu|karun|banu|banun|rahu|rahun)\b")
+# a Hindi past copula right after the claim: "main vegetarian thi pehle" was, and is no more
+_HINDI_WAS = re.compile(r"(?i)\s+(?:hi\s+)?(?:thi|tha|the)\b")
 
 
 _POSSESSOR = re.compile(r"['’]s\b")
@@ -306,7 +317,9 @@ def _rule_claims(text: str, subject: str, said: date) -> list[dict]:
                 if rule.name == "intro" and _user_first(value) != _user_first(subject):
                     continue
                 predicate = _fact_predicate(rule, m)
-                out.append({"predicate": predicate, "value": value,
+                # an ending's row reads like the fact that held until then
+                ended = predicate in reader.STATES and _HINDI_WAS.match(unit, end) is not None
+                out.append({"predicate": ("end:" if ended else "") + predicate, "value": value,
                             "category": predicate_info(predicate).category if predicate in PREDICATES else rule.category,
                             "fact_text": render_fact_text(predicate, value, _qualifier(rule, qual)),
                             "confidence": rule.confidence, "rule": rule.name})

@@ -84,7 +84,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
             past = _past_state(v)  # "I used to live in Delhi", "I was vegetarian in college": held once, ended since
             if past:
                 for c in out.claims[n:]:
-                    if c["predicate"] in _STATES or past == "used to" and c["predicate"] in L.PREDICATES \
+                    if c["predicate"] in STATES or past == "used to" and c["predicate"] in L.PREDICATES \
                             and L.PREDICATES[c["predicate"]].category != "event":
                         c["ending"] = True
     _pet_names(doc, out)
@@ -630,7 +630,7 @@ def _wed_lemma(t: Token) -> str:
 
 # states a clause in the past tense says no longer hold ("I lived in Delhi for 5 years", "I was vegetarian
 # in college"); a status said in the past is often the event ("I was married in 2019"), so it is not here
-_STATES = frozenset({"lives_in", "lives_with", "home_type", "employer", "job", "team", "office", "work_mode", "diet",
+STATES = frozenset({"lives_in", "lives_with", "home_type", "employer", "job", "team", "office", "work_mode", "diet",
                      "habit", "hobby", "likes", "dislikes", "condition", "eyesight", "learning", "sleep"})
 _STATE_VERBS = frozenset({"live", "stay", "reside", "work", "be", "have", "love", "like", "hate", "play", "smoke",
                           "drink", "eat", "wear"})

@@ -223,7 +223,7 @@ GATES = {name: re.compile(pat.replace("'?", "['’]?"), re.I) for name, pat in _
 assert set(GATES) == {r.name for r in RULES}, set(GATES) ^ {r.name for r in RULES}
 
 QUESTION_START = re.compile(r"^(?i:kya|kyun|kab|kahan|kaise|should|would|could|do|does|did|are|is|will|can|shall|have)\b")
-HYPOTHETICAL = re.compile(r"(?i:\b(?:if|agar|unless|suppose|supposing|imagine|pretend|wish|would|might|maybe|perhaps|"
+HYPOTHETICAL = re.compile(r"(?i:\b(?:if|agar|kash|kaash|unless|suppose|supposing|imagine|pretend|wish|would|might|maybe|perhaps|"
                           r"could|should|hypothetically|jab\s+bhi|what\s+if|in\s+case|thinking\s+of|thinking\s+about|"
                           r"considering|planning\s+to\s+move|dream(?:ing)?\s+of)\b)")
 NEGATION = re.compile(r"(?i:\b(?:not|never|no|don'?t|doesn'?t|didn'?t|isn'?t|wasn'?t|aren'?t|haven'?t|hasn'?t|won'?t|can'?t|"

@@ -248,3 +248,16 @@ def test_a_wish_to_do_is_a_goal_and_loving_a_place_is_no_pastime():
     assert ("goal", "learn Spanish") in got("I want to learn Spanish")
     assert got("I love living in Pune") == {("lives_in", "Pune")}
     assert got("I love to cook") == {("hobby", "cook")}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("main vegetarian hu kya", set()),  # the question put at the end
+    ("Pune shift ho gayi kya tu", set()),
+    ("kash main Goa mein rehti", set()),  # a wish
+    ("main vegetarian ban jaungi", set()),  # a plan
+    ("mummy bolti hai main vegetarian ban jau", set()),  # her words, and a "should"
+    ("main vegetarian thi pehle", {("end:diet", "vegetarian")}),  # was, and is no more
+    ("main vegan hu, kya karu", {("diet", "vegan")}),
+])
+def test_hindi_puts_the_question_the_plan_and_the_past_after_the_claim(text, expected):
+    assert got(text) == expected, got(text)
