@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -78,6 +79,18 @@ def test_a_token_guards_mcp_as_it_guards_the_api(make_service):
             bare = httpx.post(f"{url}/mcp", json=INIT, headers=MCP_HEADERS, timeout=30)
         assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
         assert bare.status_code == 401 and bare.headers["www-authenticate"] == "Bearer"
+
+
+def test_mcp_answers_503_outside_the_apps_lifespan(make_service):
+    app = create_app(make_service(closed_port_url()), token=TOKEN)
+    auth = {"Authorization": f"Bearer {TOKEN}", **MCP_HEADERS}
+    before = TestClient(app).post("/mcp", json=INIT, headers=auth)  # no `with`: the lifespan never runs
+    with TestClient(app) as client:
+        during = client.post("/mcp", json=INIT, headers=auth)
+    after = TestClient(app).post("/mcp", json=INIT, headers=auth)
+    assert during.status_code == 200 and '"serverInfo"' in during.text
+    for refused in (before, after):
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "mcp_not_running"
 
 
 def test_the_app_without_mcp_has_no_mcp_route(make_service):

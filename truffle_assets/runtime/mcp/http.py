@@ -56,13 +56,15 @@ def transport_security(token: str | None) -> TransportSecuritySettings:
 
 
 class _Endpoint:
-    """A raw ASGI endpoint (Starlette serves a non-function endpoint as an ASGI app, every method)."""
+    """A raw ASGI endpoint (Starlette serves a non-function endpoint as an ASGI app, every method);
+    `running` while the app's lifespan runs the session manager."""
 
     def __init__(self, manager: StreamableHTTPSessionManager) -> None:
         self.manager = manager
+        self.running = False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self.manager._task_group is None:  # the app was started without its lifespan
+        if not self.running:  # the app was started without its lifespan, or it has ended
             await error_response(503, "the MCP endpoint is not running (the server was started without its lifespan)",
                                  "service_unavailable", "mcp_not_running")(scope, receive, send)
             return
@@ -75,13 +77,18 @@ def mcp_route(server: Server, *, token: str | None, max_body_bytes: int) -> tupl
                                            security_settings=transport_security(token),
                                            session_idle_timeout=SESSION_IDLE_S, max_request_body_size=max_body_bytes,
                                            max_sessions=MAX_SESSIONS)
+    endpoint = _Endpoint(manager)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         async with manager.run():
-            yield
+            endpoint.running = True
+            try:
+                yield
+            finally:
+                endpoint.running = False
 
-    return Route(PATH, endpoint=_Endpoint(manager), include_in_schema=False), lifespan
+    return Route(PATH, endpoint=endpoint, include_in_schema=False), lifespan
 
 
 def mcp_app(service: Any, *, token: str | None, limits: Any, allow_forget: bool = False,
