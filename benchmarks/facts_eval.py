@@ -509,7 +509,9 @@ def main(argv: list[str] | None = None) -> dict:
             endpoint = resolve_endpoint(args.base_url, args.model, gguf=served_gguf())
         with ExitStack() as stack:
             live = stack.enter_context(open_endpoint(endpoint, n_ctx=8192))
-            return _main(args, TierC(live, args.work, args.llm == "only", args.llm_limit, args.route,
+            # the embedded server names every GGUF "local": answers are cached per file, not per alias
+            work = args.work / f"embedded-{Path(endpoint.gguf).stem}" if endpoint.embedded else args.work
+            return _main(args, TierC(live, work, args.llm == "only", args.llm_limit, args.route,
                                      embedded=endpoint.embedded))
     return _main(args, None)
 
