@@ -602,7 +602,14 @@ def _possession(v: Token, o: Token, out: _Out, lemma: str) -> bool:
         return False
     if lemma in ("get", "bring", "have") and not any(t.pos_ == "PROPN" or t.like_num for t in o.subtree):
         return False  # "got a new laptop" at work says little; "got an iPhone 13" names the thing
+    # a gift: "bought a Kindle for my sister", "got mummy an iPhone"
+    for_whom = spans.prep_obj(v, "for")
+    if for_whom is not None and spans.lower(for_whom) not in ("me", "myself", "us", "ourselves") \
+            or any(c.dep_ in ("dative", "iobj") for c in v.children):
+        return True
     val = spans.phrase(o, max_words=6) or o.text
+    if val.lower() in L.POSSESSIONS and kind == "phone":
+        return True  # "bought a phone": which one is not said
     out.add(kind, val, 0.7, f"{lemma}_{kind}")
     return True
 

@@ -261,3 +261,15 @@ def test_a_wish_to_do_is_a_goal_and_loving_a_place_is_no_pastime():
 ])
 def test_hindi_puts_the_question_the_plan_and_the_past_after_the_claim(text, expected):
     assert got(text) == expected, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("bought a Kindle for my sister", set()),  # a gift
+    ("got mummy an iPhone", set()),
+    ("bought a Pixel 8 for my dad", set()),
+    ("bought a phone", set()),  # which one is not said
+    ("bought a Kindle for myself", {("possession", "Kindle")}),
+    ("got an iPhone 13", {("phone", "iPhone 13")}),
+])
+def test_a_gift_is_not_the_speakers_and_a_bare_phone_names_none(text, expected):
+    assert got(text) == expected, got(text)
