@@ -22,7 +22,7 @@ _FILLERS = {
     "wali", "wale", "na", "re", "arre", "are", "accha", "achha", "ok", "okay", "guess", "what", "pe", "already", "officially", "aajkal", "sach", "bolu", "so", "and", "but", "also", "now", "today",
     "purana", "purani", "purane", "naya", "nayi", "naye", "aapki", "aapka", "aapke", "uski", "uska", "iski",
     "bilkul", "bahut", "thoda", "thodi", "sabse", "kuch", "wahi", "yahi", "roz", "pakka", "pura", "puri",
-    "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend", "log",
+    "subah", "shaam", "raat", "har", "hafte", "hafta", "din", "mahine", "weekend", "log", "apne", "liye", "khud",
 }
 # loanwords and Hindi nouns the English reader knows under another word
 _NON_VEG = re.compile(r"\bnon[\s\-]?veg\b", re.I)
@@ -127,6 +127,8 @@ _OTHERS_EVENT = re.compile(r"\b(?!(?:meri|mera|mere|hamari|humari|hamara|humara|
 _KIN = re.compile(r"\b(?:papa|mummy|mumma|mom|dad|maa|bhaiya|bhai|didi|di|dadi|nani|dada|nana|chacha|chachi|mama|mami|"
                   r"bua|mausi|uncle|aunty|aunti)\b", re.I)
 _RESPECT_PLURAL = re.compile(r"\b(?:gaye|hue|kiye|liye|diye|chuke|rahe)\b", re.I)
+# bought for someone else: "mummy ke liye", "Riya ke liye" (not "mere liye", "apne liye")
+_FOR_OTHER = re.compile(r"\b(?!(?:mere|apne|khud|hamare|humare|mujh)\b)\w+\s+ke\s+liye\b", re.I)
 _I_AS_SUBJECT = re.compile(r"\b(?:main|mai|maine|hum|humne|hamne)\b", re.I)  # "Rohan ne bataya main ... ho gayi"
 _WE = re.compile(r"\b(?:hum|humne|hamne|humlog|main|mai|maine|mujhe)\b", re.I)
 
@@ -226,6 +228,8 @@ def gloss(text: str) -> str | None:
                 obj = _object(after)
             if not obj and english in _TOPIC_FIRST:  # "beer toh main har weekend peeta hu": the topic, then toh
                 obj = _object(previous)
+            if english == "bought {o}" and _FOR_OTHER.search(clause):
+                break  # "mummy ke liye iPhone le liya": a gift
             if english == "bought {o}" and m.group().lower() in ("liya", "lia") and not re.search(r"\bmaine\b", before, re.I):
                 break  # a bare "liya" is "took" as often as "bought": only the speaker's own "maine ... liya"
             if english == "bought {o}" and re.search(r"\d\s?bhk|\b(?:flat|room|pg|ghar)\b", obj, re.I):

@@ -273,3 +273,8 @@ def test_hindi_puts_the_question_the_plan_and_the_past_after_the_claim(text, exp
 ])
 def test_a_gift_is_not_the_speakers_and_a_bare_phone_names_none(text, expected):
     assert got(text) == expected, got(text)
+
+
+def test_a_hinglish_gift_is_not_the_speakers():
+    assert gloss("mummy ke liye iPhone 13 le liya") is None
+    assert gloss("apne liye iPhone 13 le liya") == "I bought iPhone 13."
