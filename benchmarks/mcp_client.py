@@ -8,35 +8,17 @@ import contextlib
 import json
 import socket
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 
-@contextlib.contextmanager
-def serve_app(app: Any, timeout: float = 30.0) -> Iterator[str]:
+def serve_app(app: Any, timeout: float = 30.0):
     """uvicorn serving `app` (lifespan on) on 127.0.0.1:<free port> in a daemon thread; yields the base URL."""
-    import uvicorn
+    from truffle_assets.runtime.serve import in_thread
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    return in_thread(app, lifespan="on", timeout=timeout)
 
 
 @contextlib.contextmanager

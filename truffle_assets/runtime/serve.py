@@ -21,8 +21,10 @@ import argparse
 import contextlib
 import os
 import signal
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,32 @@ def serve(config: Any, host: str = "127.0.0.1", port: int = 8800, token: str | N
 
 
 # ---- CLI ----------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def in_thread(app: Any, *, lifespan: str = "on", timeout: float = 30.0) -> Iterator[str]:
+    """uvicorn serving `app` on 127.0.0.1:<free port> in a daemon thread until the block ends; yields the
+    base URL. For an app embedded in another process (benchmarks, tests); `lifespan="on"` runs the
+    app's lifespan, where the MCP endpoint's sessions live."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))  # bound before the thread starts: no race for the port
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
 
 def add_serve_command(subparsers: argparse._SubParsersAction,
                       forgetter: Callable[[Path], Any] | None = None) -> argparse.ArgumentParser:

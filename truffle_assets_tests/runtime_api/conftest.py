@@ -13,18 +13,15 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from truffle_assets.runtime.api import create_app
+from truffle_assets.runtime.serve import in_thread
 from truffle_assets_tests.runtime.conftest import (  # noqa: F401 - fixtures
     KEEP_ALL, _no_llm_env, chat_llm, corpus, fake_llm, llm, make_service, memory, qwen_tokens, world)
 
@@ -32,28 +29,10 @@ QUESTION = "What did Priya and I talk about, and what plans did we make?"
 TOKEN = "tT7-kq3xZp9LmV2rW8bN4yHc"  # strong enough for `truffle serve` (runtime.limits.weak_token_reason)
 
 
-@contextlib.contextmanager
-def live_server(app, timeout: float = 20.0, lifespan: str = "off") -> Iterator[str]:
-    """uvicorn serving `app` on 127.0.0.1:<free port> in a daemon thread; yields the base URL.
-    `lifespan="on"` runs the app's lifespan (the MCP endpoint's sessions live in it)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))  # bound before the thread starts: no race for the port
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+def live_server(app, timeout: float = 20.0, lifespan: str = "off"):
+    """The app under a real uvicorn on a free port in a thread (`runtime.serve.in_thread`); lifespan off
+    unless asked, as most tests here need no MCP sessions."""
+    return in_thread(app, lifespan=lifespan, timeout=timeout)
 
 
 @contextlib.contextmanager
