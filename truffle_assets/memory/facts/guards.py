@@ -81,7 +81,19 @@ def future(v: Token) -> bool:
             if spans.lower(t) in L.FUTURE_WORDS or spans.lower(t) in ("monday", "tuesday", "wednesday", "thursday",
                                                              "friday", "saturday", "sunday"):
                 return True
+            # "moving to Hyderabad in June", "joining from March": a month ahead
+            if spans.lower(t) in _MONTHS and t.head.lemma_.lower() in ("in", "from", "by", "after", "end", "till") \
+                    and v.lemma_.lower() in ("move", "shift", "relocate", "join", "start", "begin"):
+                return True
+        # "I'm quitting my job to do an MBA": quitting or resigning in the progressive announces it
+        if v.lemma_.lower() in ("quit", "resign") and not any(spans.lower(t) in ("today", "now", "officially")
+                                                             for t in v.subtree):
+            return True
     return False
+
+
+_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
 
 
 def hedged(v: Token) -> bool:

@@ -278,3 +278,12 @@ def test_a_gift_is_not_the_speakers_and_a_bare_phone_names_none(text, expected):
 def test_a_hinglish_gift_is_not_the_speakers():
     assert gloss("mummy ke liye iPhone 13 le liya") is None
     assert gloss("apne liye iPhone 13 le liya") == "I bought iPhone 13."
+
+
+@pytest.mark.parametrize("text", [
+    "I'm moving to Hyderabad in June",  # a month ahead
+    "I'm joining Swiggy from March",
+    "I'm quitting my job to do an MBA",  # announced, not done
+])
+def test_a_move_or_a_quit_announced_in_the_progressive_is_a_plan(text):
+    assert got(text) == set(), got(text)
