@@ -164,6 +164,16 @@ _FINISHED = re.compile(r"(?i)\b(?:passed|cleared|completed|finished|done\s+with)
                        r"((?:[\w\-]+\s+){0,4}?(?:course|certificate|certification|diploma|program|programme|degree|bootcamp))\b")
 # ... but a level or a part passed is a step along it ("cleared the German A1 exam")
 _MILESTONE = re.compile(r"(?i)\b(?:[ABC][12]|level|part|module|semester|year|round|stage|\d+)\b")
+# someone else as the seller, right before "sold": "papa sold the car", "Rohan sold his bike"
+_SELLER = re.compile(r"\b(?:he|she|they|papa|mummy|mom|dad|bhaiya|bhai|didi|([A-Z][a-z]+))\s+(?:has\s+|had\s+|just\s+|finally\s+)?$")
+_NOT_SELLERS = {"finally", "just", "also", "today", "yesterday", "recently", "officially", "so", "and", "i", "we"}
+
+
+def _someone_sold(before: str) -> bool:
+    m = _SELLER.search(before)
+    return bool(m) and (m.group(1) is None or m.group(1).lower() not in NOT_NAMES | _NOT_SELLERS)
+
+
 # a death: "Bruno passed away last night", "we lost Coco", "Bruno nahi raha"
 _DIED = re.compile(r"\b([A-Z][a-z]+)\s+(?:passed\s+away|died|is\s+no\s+more|nahi\s+(?:raha|rahi))\b"
                    r"|\bwe\s+lost\s+(?:our\s+|my\s+)?([A-Z][a-z]+)\b")
@@ -404,7 +414,8 @@ def _life(sentence: str, message: str) -> Iterator[Claim]:
         yield "end:phone", "", 0.65, "phone_gone"
     if (m := _DIED.search(sentence)) and (name := m.group(1) or m.group(2)).lower() not in NOT_NAMES:
         yield "died", name, 0.7, "died"  # ends only a pet (or a partner) held under that name
-    if (m := _SOLD.search(sentence)) and (kind := L.POSSESSIONS.get(m.group(1).lower())):
+    if (m := _SOLD.search(sentence)) and (kind := L.POSSESSIONS.get(m.group(1).lower())) \
+            and not _someone_sold(sentence[:m.start()]):
         yield "end:" + kind, m.group(1), 0.7, "sold"
     if m := _RACE_DONE.search(sentence):
         yield "completed", m.group(1).upper().replace(" ", "") if re.match(r"\d", m.group(1)) else m.group(1).lower(), 0.65, "race_done"

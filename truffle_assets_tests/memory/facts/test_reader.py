@@ -287,3 +287,8 @@ def test_a_hinglish_gift_is_not_the_speakers():
 ])
 def test_a_move_or_a_quit_announced_in_the_progressive_is_a_plan(text):
     assert got(text) == set(), got(text)
+
+
+def test_a_sale_by_someone_else_is_not_the_speakers():
+    assert got("papa sold the car") == set() and got("Rohan sold his bike") == set()
+    assert got("Finally sold the bullet today") == {("end:vehicle", "bullet")}
