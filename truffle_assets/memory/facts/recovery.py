@@ -75,13 +75,7 @@ def recovery_claims(msgs: pl.DataFrame) -> list[dict]:
     """Claim dicts (row, value) for the user's messages saying something got better: the value is the
     words that name what did, from the message or the one it answers."""
     out: list[dict] = []
-    if msgs.height == 0:
-        return out
-    rows = msgs.select("id", "chat_id", "day", "ts", "author", "is_user", "normalized_text") \
-        .filter(pl.col("normalized_text").is_not_null() & pl.col("author").is_not_null()).sort("chat_id", "ts", "id")
-    prev: dict | None = None
-    for r in rows.iter_rows(named=True):
-        p, prev = prev, r
+    for p, r in replies.rows_with_previous(msgs):
         text = r["normalized_text"]
         if not r["is_user"] or not (m := _RECOVERED.search(text)):
             continue

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from collections.abc import Iterator
+
 import polars as pl
 
 MAX_GAP = timedelta(hours=6)
@@ -129,18 +131,24 @@ def _first_sentence(text: str) -> str:
     return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
+def rows_with_previous(msgs: pl.DataFrame) -> Iterator[tuple[dict | None, dict]]:
+    """(the message before, the message) over the messages with an author and text, in chat and time order."""
+    if msgs.height == 0:
+        return
+    rows = msgs.select("id", "chat_id", "day", "ts", "author", "is_user", "normalized_text") \
+        .filter(pl.col("normalized_text").is_not_null() & pl.col("author").is_not_null()).sort("chat_id", "ts", "id")
+    prev: dict | None = None
+    for r in rows.iter_rows(named=True):
+        yield prev, r
+        prev = r
+
+
 def reply_statements(msgs: pl.DataFrame) -> list[tuple[dict, str, str]]:
     """(the user's reply row, the sentence it states, "confirmed" | "answered") for every reply that
     completes the other person's message just before it. `msgs`: id, chat_id, day, ts, author, is_user,
     normalized_text (the redacted search stream)."""
     out: list[tuple[dict, str, str]] = []
-    if msgs.height == 0:
-        return out
-    rows = msgs.select("id", "chat_id", "day", "ts", "author", "is_user", "normalized_text") \
-        .filter(pl.col("normalized_text").is_not_null() & pl.col("author").is_not_null()).sort("chat_id", "ts", "id")
-    prev: dict | None = None
-    for r in rows.iter_rows(named=True):
-        p, prev = prev, r
+    for p, r in rows_with_previous(msgs):
         if not r["is_user"] or p is None or p["is_user"] or p["chat_id"] != r["chat_id"]:
             continue
         if r["ts"] - p["ts"] > MAX_GAP:
