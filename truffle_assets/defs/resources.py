@@ -21,7 +21,7 @@ from truffle_assets.ingest.tombstones import Tombstones
 from truffle_assets.ingest.chat_ids import ChatIdMap, ChatScan, held_in_store
 from truffle_assets.ingest.exports import IngestedDays, author_profile, detect_user, scan_chats
 from truffle_assets.parsing import ExportError
-from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env
+from truffle_assets.llm.client import LLMClient, LLMConfig, LLMLimits, endpoint_env, limits_env
 
 if TYPE_CHECKING:  # the index pulls in torch: import it only when a run opens it
     from truffle_assets.index.lance import MemoryIndex
@@ -97,7 +97,8 @@ class LLMResource(LLMLimits, dg.ConfigurableResource):
     time and budget limits are the client's own `LLMLimits` fields.
 
     Build it with `from_env` to bind TRUFFLE_LLM_BASE_URL / TRUFFLE_LLM_MODEL / TRUFFLE_LLM_API_KEY
-    (or OPENROUTER_API_KEY for OpenRouter) as `dg.EnvVar`s; with no base URL the tiers are skipped
+    (or OPENROUTER_API_KEY for OpenRouter) as `dg.EnvVar`s, and take TRUFFLE_LLM_TIMEOUT_S /
+    TRUFFLE_LLM_MAX_CONCURRENCY as the limits' defaults; with no base URL the tiers are skipped
     and the extractive path is used. One client per run, so every call shares its budget and breaker.
     """
 
@@ -114,7 +115,7 @@ class LLMResource(LLMLimits, dg.ConfigurableResource):
 
         The run-time cache dir is always the resource's own, so TRUFFLE_LLM_CACHE_DIR is not bound."""
         bound = {f: dg.EnvVar(name) for f, name in endpoint_env().items() if f != "cache_dir"}
-        return cls(**{**bound, **fields})
+        return cls(**{**bound, **limits_env(), **fields})  # limits are numbers, not secrets: plain values
 
     def config(self) -> LLMConfig:
         endpoint = {k: v for k, v in {"base_url": self.base_url, "model": self.model, "api_key": self.api_key}.items() if v}

@@ -87,12 +87,34 @@ class LLMConfig(LLMLimits):
     def from_env(cls, **overrides: Any) -> LLMConfig:
         """Fields from the variables `endpoint_env` names, then `overrides`."""
         values: dict[str, Any] = {f: os.environ[name] for f, name in endpoint_env().items()}
+        values.update(limits_env())
         values.update(overrides)
         return cls(**values)
 
 
 ENV_VARS = {"base_url": "TRUFFLE_LLM_BASE_URL", "model": "TRUFFLE_LLM_MODEL", "api_key": "TRUFFLE_LLM_API_KEY",
             "cache_dir": "TRUFFLE_LLM_CACHE_DIR"}
+# a local server on a CPU answers one request at a time, slowly: these two let the command line say so
+LIMIT_ENV_VARS = {"timeout_s": "TRUFFLE_LLM_TIMEOUT_S", "max_concurrency": "TRUFFLE_LLM_MAX_CONCURRENCY"}
+
+
+def limits_env() -> dict[str, float | int]:
+    """The call limits set in the environment (`LIMIT_ENV_VARS`), as numbers; a bad value is an error
+    naming the variable, not a silent default."""
+    out: dict[str, float | int] = {}
+    for key, name in LIMIT_ENV_VARS.items():
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            continue
+        kind = int if key == "max_concurrency" else float
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ValueError(f"{name}={raw!r}: expected a {'whole ' if kind is int else ''}number") from None
+        if value <= 0:
+            raise ValueError(f"{name}={raw!r}: must be above 0")
+        out[key] = value
+    return out
 
 
 def endpoint_env() -> dict[str, str]:

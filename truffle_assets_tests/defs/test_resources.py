@@ -1,6 +1,7 @@
 """Secrets reach the resources as dg.EnvVar, bound only when set: with none the build runs offline."""
 
 import dagster as dg
+import pytest
 
 from truffle_assets.defs.resources import LLMResource, env_var_if_set
 
@@ -32,3 +33,30 @@ def test_openrouter_key_is_bound_by_name_and_read_at_run_time(tmp_path, monkeypa
     result = dg.materialize([endpoint], resources={"llm": llm})
     assert result.output_for_node("endpoint") == {
         "base_url": "https://openrouter.ai/api/v1", "api_key": "sk-or-test", "enabled": True}
+
+
+@dg.asset
+def limits(llm: LLMResource) -> dict:
+    cfg = llm.config()
+    return {"timeout_s": cfg.timeout_s, "max_concurrency": cfg.max_concurrency}
+
+
+def test_a_slow_local_server_gets_its_limits_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRUFFLE_LLM_BASE_URL", "http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("TRUFFLE_LLM_TIMEOUT_S", "900")
+    monkeypatch.setenv("TRUFFLE_LLM_MAX_CONCURRENCY", "1")
+    llm = LLMResource.from_env(cache_dir=str(tmp_path))
+    result = dg.materialize([limits], resources={"llm": llm})
+    assert result.output_for_node("limits") == {"timeout_s": 900.0, "max_concurrency": 1}
+    assert LLMResource.from_env(timeout_s=30.0).config().timeout_s == 30.0  # fields win
+    monkeypatch.delenv("TRUFFLE_LLM_TIMEOUT_S")
+    assert LLMResource.from_env().config().timeout_s == 60.0  # unset: the default
+
+
+def test_a_bad_limit_in_the_environment_is_named(monkeypatch):
+    monkeypatch.setenv("TRUFFLE_LLM_MAX_CONCURRENCY", "one")
+    with pytest.raises(ValueError, match="TRUFFLE_LLM_MAX_CONCURRENCY='one': expected a whole number"):
+        LLMResource.from_env()
+    monkeypatch.setenv("TRUFFLE_LLM_MAX_CONCURRENCY", "0")
+    with pytest.raises(ValueError, match="must be above 0"):
+        LLMResource.from_env()
