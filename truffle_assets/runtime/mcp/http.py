@@ -73,7 +73,8 @@ class _Endpoint:
 
 def mcp_route(server: Server, *, token: str | None, max_body_bytes: int) -> tuple[Route, Callable[[Any], Any]]:
     """The `/mcp` route for `server` and the lifespan that runs its session manager."""
-    manager = StreamableHTTPSessionManager(app=server, json_response=False, stateless=False,
+    # a tool answers once, with no progress to stream: a plain JSON response costs less than an SSE one
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=False,
                                            security_settings=transport_security(token),
                                            session_idle_timeout=SESSION_IDLE_S, max_request_body_size=max_body_bytes,
                                            max_sessions=MAX_SESSIONS)
