@@ -394,13 +394,7 @@ def create_app(service: Any, token: str | None = None, limits: ApiLimits | None 
 
     @app.get("/api/facts/{fact_id}")
     def fact(fact_id: str) -> Any:
-        try:
-            return call(tools.get_fact, fact_id).model_dump(mode="json")
-        except ApiError as exc:
-            if exc.code != "fact_not_found":
-                raise
-            raise ApiError(404, f"no fact with id {fact_id!r} in the published memory", "not_found_error",
-                           "fact_not_found") from exc
+        return call(tools.get_fact, fact_id).model_dump(mode="json")  # unknown: 404 fact_not_found
 
     forget_api.register(app, ApiError, forgetter)  # POST/GET /api/forget
 

@@ -193,14 +193,8 @@ def register_inspector(app: FastAPI, service: Any, tools: ToolExecutor | None = 
 
     @router.get("/api/memory/facts/{fact_id}")
     def memory_fact(fact_id: str) -> dict[str, Any]:
-        try:
-            found = guarded("reading the fact's evidence", tools.get_fact, fact_id)
-        except InspectorError as exc:
-            if exc.code != "fact_not_found":
-                raise
-            raise InspectorError(404, f"no fact with id {clip(fact_id, 80)!r} in the published memory",
-                                 "not_found_error", "fact_not_found") from exc
-        return found.model_dump(mode="json")
+        # an unknown id is the tool's own 404 `fact_not_found`
+        return guarded("reading the fact's evidence", tools.get_fact, fact_id).model_dump(mode="json")
 
     @router.get("/api/memory/search")
     def memory_search(q: str = Query(..., min_length=1),

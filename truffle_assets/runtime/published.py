@@ -68,7 +68,8 @@ def fetch_messages(pointer: Path, ids: list[str]) -> list[dict]:
     return sorted(rows, key=lambda r: order.get(r["message_id"], 0))
 
 
-def _iso(v: Any) -> str | None:
+def iso(v: Any) -> str | None:
+    """A date or time as ISO text (anything else as its text); None stays None."""
     if v is None:
         return None
     return v.isoformat() if hasattr(v, "isoformat") else str(v)
@@ -77,7 +78,7 @@ def _iso(v: Any) -> str | None:
 def item_from_row(r: dict, score: float, rnd: int, via: str) -> dict:
     """An evidence-pool item from a `fetch_messages` row."""
     return {"message_id": r["message_id"], "episode_id": r.get("episode_id"), "chat_id": r["chat_id"],
-            "ts": _iso(r.get("ts")), "author": r.get("author"),
+            "ts": iso(r.get("ts")), "author": r.get("author"),
             "is_user": bool(r.get("is_user")), "text": r.get("text") or "",
             "shown_text": r.get("shown_text"), "score": score, "via": via, "uncertain": False, "round": rnd}
 

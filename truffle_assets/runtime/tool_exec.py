@@ -23,7 +23,8 @@ from pydantic import BaseModel
 
 from truffle_assets.runtime import privacy
 from truffle_assets.runtime.display import as_written
-from truffle_assets.runtime.published import (fetch_day, fetch_messages, find_fact, load_facts, read_json_cached,
+from truffle_assets.runtime.limits import clip
+from truffle_assets.runtime.published import (fetch_day, fetch_messages, find_fact, iso, load_facts, read_json_cached,
                                               read_profile)
 from truffle_assets.tools import CATALOG
 from truffle_assets.tools import inputs as i
@@ -64,15 +65,9 @@ def _day(v: Any) -> str | None:
     return None if v in (None, "") else str(v)[:10]
 
 
-def _iso(v: Any) -> str | None:
-    if v is None:
-        return None
-    return v.isoformat() if hasattr(v, "isoformat") else str(v)
-
-
 def message(r: dict) -> m.Message:
     """A published index row as a tool shows it: as written (`display.as_written`)."""
-    ts = _iso(r.get("ts"))
+    ts = iso(r.get("ts"))
     return m.Message(message_id=str(r["message_id"]), chat_id=str(r["chat_id"]), ts=ts, day=ts[:10] if ts else None,
                      author=r.get("author"), text=as_written(r.get("shown_text"), r.get("text")) or "")
 
@@ -90,7 +85,7 @@ def fact_fields(f: dict, ids: dict | set = frozenset()) -> dict[str, Any]:
     out: dict[str, Any] = {"fact_id": str(f.get("fact_id") or f.get("id"))} | {k: f.get(k) for k in keep}
     for k in ("fact_text", "subject", "value"):
         out[k] = None if out[k] is None else str(out[k])
-    out["first_seen_at"], out["last_seen_at"] = _iso(out["first_seen_at"]), _iso(out["last_seen_at"])
+    out["first_seen_at"], out["last_seen_at"] = iso(out["first_seen_at"]), iso(out["last_seen_at"])
     out["valid_from"], out["valid_to"] = _day(f.get("valid_from")), _day(f.get("valid_to"))
     out["evidence_message_ids"] = [str(x) for x in f.get("evidence_message_ids") or []]
     out["chat_ids"] = [str(c) for c in f.get("chat_ids") or []]
@@ -128,7 +123,7 @@ def profile_view(prof: dict, category_order: tuple[str, ...] = ()) -> m.Profile:
     previously = [m.PastFact(fact_id=str(p.get("fact_id")), text=p.get("text"), predicate=p.get("predicate"),
                              value=_text(p.get("value")), until=_day(p.get("until")), superseded_by=p.get("superseded_by"))
                   for p in prof.get("previously") or []]
-    return m.Profile(user=prof.get("user"), version=prof.get("version"), generated_at=_iso(prof.get("generated_at")),
+    return m.Profile(user=prof.get("user"), version=prof.get("version"), generated_at=iso(prof.get("generated_at")),
                      n_facts=int(prof.get("n_facts") or 0), categories=categories, previously=previously)
 
 
@@ -251,13 +246,17 @@ class ToolExecutor:
         ids = list(dict.fromkeys(a.ids))
         asked, truncated = ids[:i.MAX_GET_MESSAGES], ids[i.MAX_GET_MESSAGES:]
         rows = {r["message_id"]: r for r in fetch_messages(self.pointer, asked)}
+        days: dict[tuple[str, str], list[m.Message]] = {}  # several ids of one day read it once
         found = []
         for mid in asked:
             if mid not in rows:
                 continue
             msg = m.MessageInContext(**message(rows[mid]).model_dump())
             if a.around and msg.day:
-                day = [message(r) for r in fetch_day(self.pointer, msg.chat_id, msg.day, MAX_DAY_MESSAGES)]
+                if (msg.chat_id, msg.day) not in days:
+                    days[msg.chat_id, msg.day] = [message(r) for r in fetch_day(self.pointer, msg.chat_id, msg.day,
+                                                                                MAX_DAY_MESSAGES)]
+                day = days[msg.chat_id, msg.day]
                 at = next((n for n, r in enumerate(day) if r.message_id == mid), None)
                 if at is not None:
                     msg.neighbours = [m.Neighbour(**r.model_dump(), cited=r.message_id == mid)
@@ -268,7 +267,7 @@ class ToolExecutor:
     def _get_fact(self, a: i.GetFactArgs) -> m.Fact:
         hit = resolve_fact(self.published_dir, a.fact_id)
         if hit is None:
-            raise ToolError(404, "fact_not_found", f"no fact with id {a.fact_id[:80]!r} in the published memory")
+            raise ToolError(404, "fact_not_found", f"no fact with id {clip(a.fact_id, 80)!r} in the published memory")
         fid, f = hit
         fields = fact_fields({**f, "fact_id": fid}, load_facts(self.published_dir))
         evidence = [message(r) for r in fetch_messages(self.pointer, fields["evidence_message_ids"])]
@@ -299,7 +298,7 @@ class ToolExecutor:
         none = {"messages": 0, "first_day": None, "last_day": None}
         chats = [m.Chat(chat_id=c, display_name=names.get(c), watermark=watermarks.get(c), **stats.get(c, none))
                  for c in sorted(set(watermarks) | set(stats))]
-        return redacted(m.Chats(published_at=_iso(published.get("published_at")),
+        return redacted(m.Chats(published_at=iso(published.get("published_at")),
                                 index_versions=published.get("tables") or {}, chats=chats))
 
     def _ask(self, a: i.AskArgs) -> m.Answer:

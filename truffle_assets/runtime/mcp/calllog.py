@@ -68,6 +68,7 @@ def record_call(service: Any, *, session: str, client: str | None, tool: str, ar
     from truffle_assets.feedback.turns import write_turn
 
     turn_id = uuid.uuid4().hex
+    ids = returned_ids(result)
     stored_args = redact_value(arguments)
     principals = [PRINCIPAL, *(["denied"] if refused else []), *(["redacted"] if stored_args != arguments else [])]
     messages = answer = None
@@ -75,12 +76,12 @@ def record_call(service: Any, *, session: str, client: str | None, tool: str, ar
         messages = [{"role": "user", "content": json.dumps({"tool": tool, "arguments": stored_args}, ensure_ascii=False)}]
         shown = error if result is None else json.dumps(redact_value(result), ensure_ascii=False, default=str)
         if shown and len(shown) > MAX_STORED_RESULT_CHARS:
-            shown = json.dumps({"omitted": f"{len(shown)} characters", "ids": returned_ids(result)})
+            shown = json.dumps({"omitted": f"{len(shown)} characters", "ids": ids})
         answer = shown or ""
     call = {"name": tool, "client": client, "error": bool(error), **({"arguments": stored_args} if messages else {})}
     try:
         write_turn(service.config.store_dir, turn_id, f"{CONVERSATION_PREFIX}{session}", messages=messages,
-                   answer=answer, model=None, retrieval_ids=returned_ids(result), tool_calls=[call],
+                   answer=answer, model=None, retrieval_ids=ids, tool_calls=[call],
                    latency_ms=latency_ms, principals=principals, keep_content=messages is not None)
     except Exception as exc:  # noqa: BLE001 - the store never fails a call
         log.warning("runtime store write failed for an MCP call: %s", exc)
