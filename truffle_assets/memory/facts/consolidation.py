@@ -675,23 +675,25 @@ def _close_ages(clusters: list[_Cluster], horizon: date | None) -> None:
                 and (m := re.fullmatch(r"(?:\d{4}|-)-(\d{2})-(\d{2})", k.best()["value"]))]
         said = a.valid_from or a.said
         if not days:
-            try:
-                a_year_on = said.replace(year=said.year + 1)
-            except ValueError:  # 29 February
-                a_year_on = date(said.year + 1, 3, 1)
+            a_year_on = _day_or_march_first(said.year + 1, said.month, said.day)
             if a_year_on <= horizon:
                 a.valid_to = a_year_on
             continue
         month, day = int(days[0].group(1)), int(days[0].group(2))
         for year in (said.year, said.year + 1):
-            try:
-                nxt = date(year, month, day)
-            except ValueError:  # 29 February
-                nxt = date(year, 3, 1)
+            nxt = _day_or_march_first(year, month, day)
             if nxt > said:
                 break
         if nxt <= horizon:
             a.valid_to = nxt
+
+
+def _day_or_march_first(year: int, month: int, day: int) -> date:
+    """That day of that year; 29 February (or a day the month lacks) in a year without it is 1 March."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return date(year, 3, 1)
 
 
 def _drop_home_trips(clusters: list[_Cluster]) -> None:
