@@ -366,3 +366,30 @@ def test_two_current_values_of_a_one_at_a_time_predicate_fail_the_conflict_check
     assert checks["facts_have_evidence"].passed
     assert len(result.asset_materializations_for_node("profile")) == 1  # a warning does not block the profile
     assert next(c for c in world.chain.get_asset_check_evaluations() if c.check_name == "one_value_at_a_time").passed
+
+
+def test_a_reader_giving_one_name_exclusive_roles_in_one_message_is_set_aside_and_reported(world, tmp_path):
+    """A model's answer files one name as partner, mother and pet from one message: the claims stay in
+    `fact_claims` for the audit, make no fact, and `one_role_per_person` warns with them."""
+    root = clone_store(world, tmp_path)
+    said = frame(world.db, "SELECT * FROM fact_claims WHERE source = 'rules' ORDER BY ts, id LIMIT 1")
+    roles = ("partner", "mother", "pet")
+    rows = pl.concat([said.with_columns(id=pl.lit(f"model-{p}"), predicate=pl.lit(p), value=pl.lit("Zubin Quorra"),
+                                        category=pl.lit("relationship"), source=pl.lit("llm")) for p in roles])
+    with duckdb.connect(str(root / "memory.duckdb")) as con:
+        con.register("said", rows)
+        con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM said")
+    instance = dg.DagsterInstance.ephemeral()
+    register(instance)
+    result = dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
+                            tags=range_tags(), raise_on_error=False)
+    check = next(c for c in result.get_asset_check_evaluations() if c.check_name == "one_role_per_person")
+    assert check.passed is False and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["claims_set_aside"].value == 3
+    [example] = check.metadata["examples"].value
+    assert example["roles"] == sorted(roles) and example["message_id"] == said["message_id"][0]
+    kept = frame(root / "memory.duckdb", "SELECT count(*) AS n FROM fact_claims WHERE value = 'Zubin Quorra'")
+    made = frame(root / "memory.duckdb", "SELECT count(*) AS n FROM facts WHERE value = 'Zubin Quorra'")
+    assert (kept["n"][0], made["n"][0]) == (3, 0)
+    assert "Zubin Quorra" not in (root / "published" / "profile.json").read_text()
+    assert next(c for c in world.chain.get_asset_check_evaluations() if c.check_name == "one_role_per_person").passed

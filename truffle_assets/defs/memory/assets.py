@@ -23,6 +23,7 @@ from truffle_assets.defs.metadata import png_md, uri
 from truffle_assets.defs.resources import DuckDBStore, ExportsResource, LLMResource, PublishedResource
 from truffle_assets.memory.episodes import build_episodes
 from truffle_assets.ingest.tombstones import drop_facts
+from truffle_assets.memory.facts.coherence import contradictions
 from truffle_assets.memory.facts.consolidation import consolidate, one_value_conflicts
 from truffle_assets.memory.facts.extraction import EXTRACTOR_VERSION, extract_claims
 from truffle_assets.memory.tables import TABLES
@@ -332,6 +333,10 @@ def _replace_rollups(con, chat: str, days: list[date]) -> None:
         "one_value_at_a_time", asset="facts",
         description="A one-at-a-time predicate (employer, home city, diet, partner, ...) has at most one current "
                     "value per person: two are a conflict the store could not settle, not two truths.",
+    ), dg.AssetCheckSpec(
+        "one_role_per_person", asset="facts",
+        description="No reader's claims from one message give one person roles nobody holds at once (partner, "
+                    "mother, brother, pet, ...). Such claims stay in `fact_claims` and make no fact; this lists them.",
     )],
     description=(
         "Evidence-backed facts (identity, preference, relationship, event, goal). Rule claims from the "
@@ -373,6 +378,7 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: Expor
         meta = store_metadata(context, con, "fact_claims", parts, work, written, duckdb)
     current = consolidated.filter(pl.col("valid_to").is_null()) if consolidated.height else consolidated
     conflicts = one_value_conflicts(consolidated)
+    self_contradicting = contradictions(all_claims)
     crash_point("facts")  # written, not yet recorded by Dagster
     return dg.MaterializeResult(
         metadata={
@@ -389,6 +395,11 @@ def facts(context: dg.AssetExecutionContext, duckdb: DuckDBStore, exports: Expor
         ), dg.AssetCheckResult(
             check_name="one_value_at_a_time", passed=not conflicts, severity=dg.AssetCheckSeverity.WARN,
             metadata={"conflicts": len(conflicts), "examples": dg.MetadataValue.json(conflicts[:10])},
+        ), dg.AssetCheckResult(
+            check_name="one_role_per_person", passed=not self_contradicting, severity=dg.AssetCheckSeverity.WARN,
+            metadata={"contradictions": len(self_contradicting),
+                      "claims_set_aside": sum(len(c["claim_ids"]) for c in self_contradicting),
+                      "examples": dg.MetadataValue.json(self_contradicting[:10])},
         )],
     )
 

@@ -22,6 +22,7 @@ from datetime import date, datetime
 import polars as pl
 
 from truffle_assets.memory.facts import families, recovery
+from truffle_assets.memory.facts.coherence import contradicted_ids
 from truffle_assets.memory.facts.families import FAMILIES, family_of, same_value
 from truffle_assets.memory.facts.lexicon import PREDICATES
 from truffle_assets.memory.facts.render import restated
@@ -101,6 +102,9 @@ def _confidence(claims: list[dict]) -> float:
 
 def consolidate(claims: pl.DataFrame) -> pl.DataFrame:
     """Group claims into `facts`; single-valued predicates keep superseded values with valid_to/superseded_by."""
+    unreliable = contradicted_ids(claims)  # a reader that gives one name exclusive roles in one message
+    if unreliable:
+        claims = claims.filter(~pl.col("id").is_in(list(unreliable)))
     if claims.height == 0:
         return pl.DataFrame(schema=FACT_SCHEMA)
     # at one instant an ending goes first: "moved from Chennai to Bangalore" ends Chennai, then starts Bangalore
