@@ -23,6 +23,10 @@ TIMEWORDS = {"today", "yesterday", "now", "tonight", "again", "already", "finall
 
 
 REDACTED = re.compile(r"[<\[{]|█")
+# A title of respect written after a name ("Kishore da", "Lata ji", "Rafi saab", "Suresh sir") is how the
+# speaker addresses the person, not part of who they are.
+HONORIFICS = {"ji", "jee", "da", "di", "dada", "didi", "bhai", "bhaiya", "saab", "sahab", "sahib", "sir", "madam",
+              "maam", "ma'am", "uncle", "aunty", "auntie"}
 
 
 def lower(t: Token) -> str:
@@ -87,6 +91,7 @@ def phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None:
     # drop determiners/possessives/punctuation that sit inside the range
     kept = [t for t in toks if not (t.dep_ in ("det", "poss", "punct", "case") and t.i != head.i and t.text != "-")
             and lower(t) not in ("my", "our", "a", "an", "the") and (t.i in keep or t.dep_ not in ("amod",))]
+    kept = [t for t in kept if not honorific(t)]
     if not kept or len(kept) > max_words:
         return None
     # the words as written ("10K" stays one word though the tokenizer split it)
@@ -97,6 +102,11 @@ def phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None:
                                                                    "everything", "anything", "lot", "bit", "lots"}:
         return None
     return v
+
+
+def honorific(t: Token) -> bool:
+    """A lower-case title of respect right after a Capitalized name: "da" in "Kishore da"."""
+    return t.text in HONORIFICS and t.i > 0 and t.doc[t.i - 1].text[:1].isupper()
 
 
 def placeholder(t: Token) -> bool:

@@ -96,6 +96,18 @@ def test_what_is_not_a_claim(text):
     assert got(text) == set(), got(text)
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("I love Nusrat saab on long drives", ("likes", "Nusrat")),
+    ("I really like Asha ji", ("likes", "Asha")),
+    ("honestly I adore Manna da", ("likes", "Manna")),
+])
+def test_a_title_of_respect_is_not_part_of_the_name(text, expected):
+    """"da", "ji", "saab" after a name is how the speaker addresses the person: the value is the name."""
+    claims = got(text)
+    assert expected in claims, claims
+    assert not any(v.endswith((" da", " ji", " saab")) for _p, v in claims), claims
+
+
 def test_an_accepted_offer_is_not_yet_the_job():
     """It starts on the first day (consolidation then names the company from the offer)."""
     assert got("so I took the Meesho offer") == {("offer", "Meesho")}
