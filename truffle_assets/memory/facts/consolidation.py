@@ -274,9 +274,10 @@ def _ended(c: dict, p: str, held: dict[tuple[str, str, str], list[dict]], named_
         words = value_tokens(c["value"])
         earlier = sorted({id(o): o for f in fams for w in words for o in held.get((c["subject"], f.name, w), ())}.values(),
                          key=lambda o: (o["ts"], o["id"]), reverse=True)
-        for o in earlier:
-            if same_value(family_of(o["predicate"]), c["value"], o["value"]):
-                return o["predicate"]
+        same = [o for o in earlier if same_value(family_of(o["predicate"]), c["value"], o["value"])]
+        if same:  # the predicate an `end:` names, then the value it names exactly, then the latest
+            named, said = p.removeprefix(ENDING_PREFIX), normalize_value(c["value"])
+            return min(same, key=lambda o: (o["predicate"] != named, normalize_value(o["value"]) != said))["predicate"]
     elif not named_only and p not in _MATCH_ONLY and (p.startswith(ENDING_PREFIX) or fam.canonical in SINGLE_VALUED):
         return fallback  # "I resigned": ends whatever is current
     else:

@@ -318,3 +318,16 @@ def test_being_able_to_do_it_ends_learning_it():
         (USER, "I can swim now!", T + timedelta(days=90)), (USER, "I can't speak German yet", T + timedelta(days=90))])))
     learning = {r["value"]: r["valid_to"] for r in f.filter(pl.col("predicate") == "learning").iter_rows(named=True)}
     assert learning == {"swimming": (T + timedelta(days=90)).date(), "German": None}
+
+
+def test_an_ending_closes_the_fact_it_names_not_a_looser_one_sharing_a_word():
+    """"Five cups of chai a day" ends; liking chai, read from the same message, does not: the ending
+    closes the value under the predicate it names, the exact value first."""
+    f = consolidate(claims([("habit", "five cups of chai a day", T, "m0"), ("likes", "chai", T, "m0"),
+                            ("end:habit", "five cups of chai a day", T + timedelta(days=300), "m1"),
+                            ("habit", "one chai a day, green tea otherwise", T + timedelta(days=300), "m1")]))
+    assert _current(f) == {"habit": ["one chai a day, green tea otherwise"], "likes": ["chai"]}
+    [ended] = f.filter(pl.col("valid_to").is_not_null()).iter_rows(named=True)
+    assert (ended["predicate"], ended["value"]) == ("habit", "five cups of chai a day")
+    likes = f.filter(pl.col("predicate") == "likes").row(0, named=True)
+    assert likes["evidence_message_ids"] == ["m0"]  # the ending is no evidence of liking chai
