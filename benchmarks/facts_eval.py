@@ -415,7 +415,7 @@ def run_natural(root: Path = HELDOUT / "natural", name: str = "natural", llm: Ti
     missed = [a for a in annotated if a.id not in sc.found_ids]
     by_attr: dict[str, list[str]] = {}
     for a in missed:
-        by_attr.setdefault(a.attribute if a.attribute in hf.ATTRIBUTE_PREDICATES else "(no predicate) " + a.attribute.split(".")[0],
+        by_attr.setdefault(a.attribute if hf.predicates_for(a.attribute) else "(no predicate) " + a.attribute.split(".")[0],
                            []).append(a.id)
     print()
     print(f"annotated facts missed ({len(missed)}):")

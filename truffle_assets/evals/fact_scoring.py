@@ -8,15 +8,19 @@ counts; evidence is scored separately, after matching.
 
 Matching (a predicted fact P matches an annotated fact A when all hold):
 - same person: P's subject is A's speaker (the natural set: the exporting user);
-- attribute: P's predicate is one of `ATTRIBUTE_PREDICATES[A.category.attribute]`. Annotated
-  attributes with no entry (allergies, possessions, skills, ...) cannot be matched: the extractor has
-  no predicate for them, and they stay in the recall denominator;
+- attribute: P's predicate is one of `ATTRIBUTE_PREDICATES[A.category.attribute]`, or, for an attribute
+  the map does not name, one its category gives every attribute (`predicates_for`: a pastime under any
+  name is a hobby or a liking unless the name says it is over; a language level is passed or learnt).
+  Other annotated attributes with no entry cannot be matched: the extractor has no predicate for
+  them, and they stay in the recall denominator;
 - value: after `tokens` (lower-case, accents stripped, punctuation split, stop words dropped, a few
   spelling aliases, light plural/-ing stemming), P's content words are contained in A's whole value,
   or A's core (A without its parenthesised remarks) is contained in P's; P must say something besides
   numbers and month names; and a negation or ending word ("stopped", "cannot", "non", "sold", ...) on
-  one side only blocks the match ("badminton" never matches "stopped playing badminton"). Birthdays
-  compare day and month.
+  one side only blocks the match ("badminton" never matches "stopped playing badminton"). A value
+  joining statements with ";" is also compared statement by statement (the negation in "stopped
+  Cult.fit; does yoga at home" is not yoga's), and an initialism ("K&R") stands for the annotated words
+  whose initials it spells ("Kothari & Rao"). Birthdays compare day and month.
 - when P matches several annotated facts, the one sharing most words wins (|P ∩ A| / |P ∪ A.core|);
   a tie goes to the one in force when P was first said (latest valid_from on or before it), then the
   nearest valid_from.
@@ -90,7 +94,7 @@ ATTRIBUTE_PREDICATES: dict[str, tuple[str, ...]] = {
     "languages.learning": ("goal",),
     "work.skill": ("goal",),  # "learning Rust"
     # people
-    "relationships.partner": ("partner",),
+    "relationships.partner": ("partner", "relationship_status"),  # "engaged to X", "married to X"
     "relationships.status": ("partner", "engaged"),
     "relationships.dating_since": ("partner",),
     "family.sister": ("sister",),
@@ -199,6 +203,12 @@ for _attr, _preds in list(ATTRIBUTE_PREDICATES.items()):
     if _attr.startswith(("hobbies.", "preferences.")) and "favourite" in _preds:
         ATTRIBUTE_PREDICATES[_attr] = tuple(dict.fromkeys(_preds + ("likes", "hobby", "learning")))
 MAPPED_PREDICATES = frozenset(p for ps in ATTRIBUTE_PREDICATES.values() for p in ps)
+# An annotated attribute the map does not name, by its category: any pastime ("hobbies.dance") is a hobby
+# or a liking unless its name says it is over; any language level ("languages.french_level") is passed
+# or being learnt.
+_PAST = frozenset({"past", "former", "previous", "childhood", "old", "ex"})
+_FOND_PREDICATES = _FAV + ("likes", "hobby", "learning")
+_LEVEL_PREDICATES = ("completed", "learning", "language")
 
 # ---- value normalization ---------------------------------------------------------------------------
 _STOP = frozenset("""
@@ -287,13 +297,22 @@ def value_score(predicate: str, predicted: str, annotated: str, ended: bool = Fa
     """How well a predicted value states an annotated one: None when it does not, else in (0, 1].
 
     `ended`: the prediction has a valid_to, so it also states its own ending ("MacBook Air" until
-    2023-02 states "sold her MacBook Air"); the annotation's ending words are then not held against it."""
+    2023-02 states "sold her MacBook Air"); the annotation's ending words are then not held against it.
+    An annotated value joining statements with ";" ("stopped Cult.fit; does yoga at home") is also
+    compared statement by statement, so the negation of one does not negate the other; an initialism
+    ("K&R", "TCS") states the run of annotated words whose initials it spells ("Kothari & Rao")."""
     if predicate == "birthday":
         a, b = _month_day(predicted), _month_day(annotated)
         return 1.0 if a is not None and a == b else None
     if predicate in ("age", "height"):  # only numbers: compare the numbers (not those of a remark's date)
         a, b = re.findall(r"\d+", predicted), re.findall(r"\d+", core(annotated))
         return 1.0 if a and b and a[:2] == b[:2] else None
+    said = [predicted] + [w for w in [spelled_out(predicted, annotated)] if w]
+    scores = [x for p in said for a in statements(annotated) if (x := _words_score(p, a, ended)) is not None]
+    return max(scores) if scores else None
+
+
+def _words_score(predicted: str, annotated: str, ended: bool) -> float | None:
     p, whole, c = tokens(predicted), tokens(annotated), tokens(core(annotated))
     if not (p - _GENERIC) or not any(not w.isdigit() for w in p - _GENERIC):
         return None  # only numbers or month names: says nothing on its own
@@ -304,6 +323,39 @@ def value_score(predicate: str, predicted: str, annotated: str, ended: bool = Fa
     if not (p <= whole or (c and c <= p)):
         return None
     return len(p & whole) / len(p | c)
+
+
+def statements(annotated: str) -> list[str]:
+    """The annotated value, then each of the statements it joins with ";" outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(annotated):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ";" and depth == 0:
+            parts.append(annotated[start:i])
+            start = i + 1
+    parts.append(annotated[start:])
+    parts = [x.strip() for x in parts if x.strip()]
+    return [annotated] + (parts if len(parts) > 1 else [])
+
+
+_INITIALISM = re.compile(r"\s*((?:[A-Z][\s&.]*){2,5})\s*")
+
+
+def spelled_out(predicted: str, annotated: str) -> str | None:
+    """The annotated words an initialism stands for: 'K&R' -> 'Kothari Rao' in 'Kothari & Rao (Mumbai)'."""
+    m = _INITIALISM.fullmatch(core(predicted))
+    if not m:
+        return None
+    letters = re.sub(r"[^A-Z]", "", m.group(1)).lower()
+    s = _fold(annotated)
+    for pat, rep in _PHRASES:
+        s = pat.sub(rep, s)
+    words = [w for w in re.findall(r"[a-z0-9]+", s) if w not in _STOP]
+    for i in range(len(words) - len(letters) + 1):
+        run = words[i:i + len(letters)]
+        if "".join(w[0] for w in run) == letters:
+            return " ".join(run)
+    return None
 
 
 # ---- annotated facts and predictions as plain records ----------------------------------------------
@@ -354,16 +406,27 @@ def predicted_from_rows(rows) -> list[Predicted]:
 
 # ---- matching and scoring ----------------------------------------------------------------------------
 
+def predicates_for(attribute: str) -> tuple[str, ...]:
+    """The predicates that state an annotated attribute: the map's, or its category's (`_FOND_PREDICATES`...)."""
+    category, _, name = attribute.partition(".")
+    preds = ATTRIBUTE_PREDICATES.get(attribute, ())
+    if category == "hobbies" and not preds and not _PAST & set(name.split("_")):
+        return _FOND_PREDICATES
+    if category == "languages" and name.endswith("level"):
+        return tuple(dict.fromkeys(preds + _LEVEL_PREDICATES))
+    return preds
+
+
 def attribute_ok(predicate: str, attribute: str) -> bool:
     """The map above, or, for a predicate the map does not know, the attribute's own name: a generic
     `manager` ("my manager is Rohit") states `work.manager`, `rent` states `home.rent_share`."""
-    if predicate in ATTRIBUTE_PREDICATES.get(attribute, ()):
+    if predicate in predicates_for(attribute):
         return True
+    category, _, name = attribute.partition(".")
     if predicate.startswith("favourite_") and attribute.startswith("preferences.favourite"):
         return True
     if predicate in MAPPED_PREDICATES:
         return False
-    category, _, name = attribute.partition(".")
     return predicate == name or predicate in name.split("_")
 
 
@@ -453,7 +516,7 @@ def parse_claims(claim: str) -> list[Claim]:
 
 
 def states_claim(p: Predicted, claim: Claim) -> bool:
-    return any(p.predicate in ATTRIBUTE_PREDICATES.get(a, ()) for a in claim.attributes) and \
+    return any(p.predicate in predicates_for(a) for a in claim.attributes) and \
         value_score(p.predicate, p.value, claim.value) is not None
 
 
@@ -506,12 +569,12 @@ def score(predicted: list[Predicted], annotated: list[Annotated],
             linked += any(p.superseded_by in nxt_ids for p in ps)
     credible = [p for p in predicted if verdict[p.id] != "distractor"]
     found_any = sum(1 for a in annotated if any(
-        p.subject == a.subject and p.predicate in ATTRIBUTE_PREDICATES.get(a.attribute, ())
+        p.subject == a.subject and p.predicate in predicates_for(a.attribute)
         and value_score(p.predicate, p.value, a.value) is not None for p in credible))
     groups: dict[str, list[int]] = {}
     for a in annotated:
         keys = [f"language:{a.language}"] if a.language else []
-        keys += [f"strength:{a.strength}", "mappable" if a.attribute in ATTRIBUTE_PREDICATES else "unmappable"]
+        keys += [f"strength:{a.strength}", "mappable" if predicates_for(a.attribute) else "unmappable"]
         for k in keys:
             g = groups.setdefault(k, [0, 0])
             g[0] += a.id in hits

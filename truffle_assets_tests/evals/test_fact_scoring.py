@@ -157,3 +157,32 @@ def test_a_contracted_negation_is_a_negation():
     assert hf.tokens("can't swim") == hf.tokens("cannot swim")
     assert hf.value_score("habit", "doesn't smoke", "does not smoke") is not None
     assert hf.value_score("habit", "smokes", "doesn't smoke") is None  # the negation on one side only
+
+
+def test_a_negation_belongs_to_its_own_statement():
+    both = "stopped Cult.fit; does yoga at home"
+    assert hf.statements(both) == [both, "stopped Cult.fit", "does yoga at home"]
+    assert hf.statements("Kathak (Saturdays; Aundh)") == ["Kathak (Saturdays; Aundh)"]  # not inside a remark
+    assert hf.value_score("habit", "yoga", both) is not None
+    assert hf.value_score("habit", "Cult", both) is None  # that statement is the stopped one
+    assert hf.value_score("habit", "stopped Cult.fit", both) is not None
+
+
+def test_an_initialism_stands_for_the_words_it_spells():
+    assert hf.spelled_out("K&R", "Kothari & Rao (law firm, Mumbai)") == "kothari rao"
+    assert hf.value_score("employer", "K&R", "Kothari & Rao (law firm, Mumbai)") is not None
+    assert hf.value_score("employer", "TCS", "Tata Consultancy Services") is not None
+    assert hf.value_score("employer", "K&R", "Kapoor Sons") is None
+    assert hf.spelled_out("Kothari", "Kothari & Rao") is None  # a word is no initialism
+
+
+def test_an_unnamed_attribute_takes_its_categorys_predicates():
+    dance = ann("dance", "hobbies.dance", "Kathak classes every Saturday", {"m1"})
+    past = ann("past", "hobbies.past", "learnt Kathak as a child", {"m2"})
+    assert hf.best_match(pred("p", "hobby", "kathak", ["m1"]), [dance, past]) is dance
+    assert hf.best_match(pred("p", "hobby", "kathak", ["m2"]), [past]) is None  # over: not a current hobby
+    a1 = ann("a1", "languages.french_level", "passed DELF A1 French (2023)", {"m3"})
+    assert hf.best_match(pred("p", "completed", "A1", ["m3"]), [a1]) is a1
+    assert hf.best_match(pred("p", "completed", "B2", ["m3"]), [a1]) is None
+    wed = ann("wed", "relationships.partner", "married to Ishaan (February 2025)", {"m4"})
+    assert hf.best_match(pred("p", "relationship_status", "married to Ishaan", ["m4"]), [wed]) is wed
