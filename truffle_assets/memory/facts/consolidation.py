@@ -390,6 +390,7 @@ def _disputed(current: _Cluster, c: dict) -> bool:
 def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
     """A multi-valued predicate's claims -> one open cluster per value (compatible values join)."""
     out: list[_Cluster] = []
+    ended_at: list[tuple[_Cluster, str]] = []  # closed by an ending, and the message that said it
     for c in cs:
         day = c["ts"].date()
         home = next((k for k in out if k.holds(c["value"]) and k.valid_to is None), None)
@@ -401,6 +402,7 @@ def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
                 out.append(home)
             home.claims.append(c)
             home.valid_to = day
+            ended_at.append((home, c["message_id"]))
             continue
         if home is not None:
             home.claims.append(c)
@@ -414,6 +416,10 @@ def _coexisting(subject: str, predicate: str, cs: list[dict]) -> list[_Cluster]:
             out.append(new)
         else:
             out.append(_Cluster(subject, predicate, c["category"], [c], vf))
+    # a value the ending message states in its place succeeds it ("green tea now, one chai a day")
+    for k, mid in ended_at:
+        if k.superseded_by is None:
+            k.superseded_by = next((n for n in out if n is not k and n.claims[0]["message_id"] == mid), None)
     return out
 
 

@@ -331,3 +331,10 @@ def test_an_ending_closes_the_fact_it_names_not_a_looser_one_sharing_a_word():
     assert (ended["predicate"], ended["value"]) == ("habit", "five cups of chai a day")
     likes = f.filter(pl.col("predicate") == "likes").row(0, named=True)
     assert likes["evidence_message_ids"] == ["m0"]  # the ending is no evidence of liking chai
+    # what the ending message says in its place succeeds it; a value said elsewhere does not
+    now = f.filter(pl.col("value") == "one chai a day, green tea otherwise").row(0, named=True)
+    assert ended["superseded_by"] == now["id"]
+    apart = consolidate(claims([("habit", "five cups of chai a day", T, "m0"),
+                                ("end:habit", "five cups of chai a day", T + timedelta(days=300), "m1"),
+                                ("habit", "green tea", T + timedelta(days=301), "m2")]))
+    assert apart.filter(pl.col("valid_to").is_not_null())["superseded_by"].to_list() == [None]
