@@ -17,6 +17,13 @@ _STOP = {"a", "an", "the", "my", "our", "to", "for", "of", "at", "in", "on", "an
          "me", "ka", "ki", "ke", "se", "hai", "this", "that", "his", "her", "its"}
 
 _NEGATORS = {"non", "not", "no", "ex", "anti", "un", "former"}
+# Words that make a value the opposite state ("doesn't go to gym", "stopped gym", "can't drive"): a value
+# with one is never the same as one without.
+_POLARITY = {"not", "no", "never", "cannot", "cant", "doesnt", "dont", "didnt", "isnt", "wasnt", "wont", "stopped",
+             "quit", "without"}
+# A contracted negation is a negation: "doesn't smoke" is "does not smoke", "can't" is "cannot".
+_CONTRACTIONS = ((re.compile(r"\bcan't\b"), "cannot"), (re.compile(r"\bwon't\b"), "will not"),
+                 (re.compile(r"n't\b"), " not"))
 _RANKS = {"senior", "junior", "lead", "staff", "principal", "chief", "head", "associate", "assistant", "sr", "jr",
           "intern", "trainee", "deputy", "vp", "director"}
 
@@ -31,8 +38,16 @@ def ascii_fold(s: str) -> str:
 @lru_cache(maxsize=1 << 16)  # consolidation compares the same values many times over
 def value_tokens(value: str) -> frozenset[str]:
     """Content words of a value, lower-cased and accent-free: what compatibility compares."""
-    words = re.findall(r"[a-z0-9]+", ascii_fold(value).lower())
+    low = ascii_fold(value.replace("’", "'")).lower()
+    for pat, rep in _CONTRACTIONS:
+        low = pat.sub(rep, low)
+    words = re.findall(r"[a-z0-9]+", low)
     return frozenset(w for w in words if w not in _STOP)
+
+
+def negative(tokens: frozenset[str]) -> bool:
+    """The value's words say the opposite state: not, never, stopped, quit, ..."""
+    return bool(tokens & _POLARITY)
 
 
 def normalize_value(value: str) -> str:
@@ -48,6 +63,8 @@ def compatible(a: str, b: str) -> bool:
         return a[-5:] == b[-5:]
     ta, tb = value_tokens(a), value_tokens(b)
     if (ta ^ tb) & _NEGATORS:  # "vegetarian" vs "non-vegetarian": opposites, not a refinement
+        return False
+    if negative(ta) != negative(tb):  # "gym" vs "doesn't go to gym" / "stopped gym": opposites too
         return False
     if (ta ^ tb) & _RANKS and ta & tb & ROLE_NOUNS:  # "data engineer" -> "senior data engineer" is a promotion
         return False

@@ -301,3 +301,18 @@ def test_a_first_day_without_a_company_is_at_the_accepted_offer():
                  [(USER, "Accepted the Deloitte offer", t), (USER, "first day done! I'm a consultant now", t + timedelta(days=400))]):
         f = consolidate(extract_claims(messages(rows)))
         assert f.filter(pl.col("predicate").is_in(["employer", "started_job", "started_unnamed_job"])).height == 0, f
+
+
+def test_a_habit_and_its_negation_are_two_states_not_one_fact():
+    """"I don't go to the gym" then "I go every morning now" (or the other way round): the later state
+    ends the earlier one; neither swallows the other as a restatement."""
+    t = datetime(2022, 1, 10, 9)
+    for first, then, was, now in (
+            ("I don't go to the gym, no time", "I go to the gym every morning now", "doesn't go to gym", "gym"),
+            ("I go to the gym every morning", "I don't go to the gym anymore", "gym", "stopped gym"),
+            ("I smoke a lot these days", "I don't smoke", "smoke", "doesn't smoke")):
+        f = consolidate(extract_claims(messages([(USER, first, t), (USER, then, t + timedelta(days=60))])))
+        habits = {r["value"]: r for r in f.filter(pl.col("predicate") == "habit").iter_rows(named=True)}
+        assert set(habits) == {was, now}, habits
+        assert habits[was]["valid_to"] == (t + timedelta(days=60)).date() and habits[now]["valid_to"] is None
+        assert habits[was]["evidence_message_ids"] == ["m0"] and habits[now]["evidence_message_ids"] == ["m1"]

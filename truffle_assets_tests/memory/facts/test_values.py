@@ -30,6 +30,13 @@ def test_compatible_is_symmetric_and_needs_content_words():
     assert not compatible("former partner", "partner")  # a negator on one side only
 
 
+def test_a_negated_or_ended_value_is_never_the_same_as_the_plain_one():
+    assert not compatible("gym", "doesn't go to gym") and not compatible("gym", "stopped gym")
+    assert not compatible("smoke", "doesn’t smoke") and not compatible("drive", "can't drive")
+    assert not compatible("smoking", "quit smoking") and not compatible("sleeps with the AC", "can't sleep without AC")
+    assert compatible("doesn't smoke", "does not smoke") and compatible("can't drive", "cannot drive")
+
+
 def test_value_tokens_and_normal_form():
     assert value_tokens("The Café at Mumbai") == {"cafe", "mumbai"}  # accents folded, stopwords dropped
     assert normalize_value("HSR Layout, Bengaluru") == normalize_value("bengaluru hsr layout") == "bengaluru hsr layout"
