@@ -46,7 +46,10 @@ Scores (`score`):
   found too, does superseded_by name a prediction matching the successor? A found, ended fact left
   open is "stale" (the profile would still show it as current); `stale_current` counts the
   predictions themselves: facts the store shows as current (no valid_to) whose best match is an
-  annotated fact that ended.
+  annotated fact that ended. A current prediction that states nothing the ending ended is neither:
+  a thing done ("passed Goethe A1" stays true after A2, a trip stays taken), or a value the ended fact's successor
+  states too ("runs" after "3 days a week" became "4 days a week", "likes chai" after five cups
+  became one); it counts only as a match.
 """
 
 from __future__ import annotations
@@ -520,6 +523,10 @@ def states_claim(p: Predicted, claim: Claim) -> bool:
         value_score(p.predicate, p.value, claim.value) is not None
 
 
+# Things done, each on its day: never a state that ends (a start, "Moved to: Pune", holds with its value).
+_DONE = frozenset({"completed", "trip"})
+
+
 def score(predicted: list[Predicted], annotated: list[Annotated],
           distractors: dict[str, list[Claim]] | None = None) -> Score:
     """Precision, recall, evidence and supersession of `predicted` against `annotated` (module doc).
@@ -550,14 +557,31 @@ def score(predicted: list[Predicted], annotated: list[Annotated],
     successor = {a.supersedes: a for a in annotated if a.supersedes}
     ended_found = closed = linked = link_cases = 0
     stale = []
-    ended_ids = {a.id for a in annotated if a.valid_to is not None}
+    by_id = {a.id: a for a in annotated}
+
+    def still_holds(p: Predicted, a: Annotated) -> bool:
+        """`p` is current and states no value `a`'s ending ended (module doc)."""
+        if p.valid_to is not None:
+            return False
+        if p.predicate in _DONE:
+            return True
+        nxt, seen = successor.get(a.id), set()
+        while nxt is not None and nxt.id not in seen:
+            seen.add(nxt.id)
+            if attribute_ok(p.predicate, nxt.attribute) and value_score(p.predicate, p.value, nxt.value) is not None:
+                return True
+            nxt = successor.get(nxt.id)
+        return False
+
     stale_current = [p.id for p in predicted if verdict[p.id] == "matched" and p.valid_to is None
-                     and matches[p.id] in ended_ids]
+                     and by_id[matches[p.id]].valid_to is not None and not still_holds(p, by_id[matches[p.id]])]
     for a in annotated:
         if a.valid_to is None or a.id not in hits:
             continue
+        ps = [p for p in hits[a.id] if not still_holds(p, a)]
+        if not ps:  # what was found of it still holds: the ended value itself was never stored
+            continue
         ended_found += 1
-        ps = hits[a.id]
         if any(p.valid_to is not None for p in ps):
             closed += 1
         else:

@@ -186,3 +186,22 @@ def test_an_unnamed_attribute_takes_its_categorys_predicates():
     assert hf.best_match(pred("p", "completed", "B2", ["m3"]), [a1]) is None
     wed = ann("wed", "relationships.partner", "married to Ishaan (February 2025)", {"m4"})
     assert hf.best_match(pred("p", "relationship_status", "married to Ishaan", ["m4"]), [wed]) is wed
+
+
+def test_a_current_fact_that_the_successor_still_states_or_a_thing_done_is_not_stale():
+    annotated = [
+        ann("run1", "habits.running", "runs 3 days a week", {"m1"}, valid_to=date(2024, 3, 16)),
+        ann("run2", "habits.running", "runs 4 days a week", {"m2"}, valid_from=date(2024, 3, 16), supersedes="run1"),
+        ann("a1", "languages.german_level", "passed Goethe A1 German", {"m3"}, valid_to=date(2023, 12, 16)),
+        ann("a2", "languages.german_level", "passed Goethe A2", {"m4"}, supersedes="a1"),
+        ann("job1", "work.employer", "Zentrix Labs", {"m5"}, valid_to=date(2024, 1, 1)),
+        ann("job2", "work.employer", "Brightwave", {"m6"}, supersedes="job1"),
+    ]
+    still = [pred("p_run", "habit", "run", ["m1"]), pred("p_a1", "completed", "Goethe A1", ["m3"])]
+    s = hf.score(still, annotated)
+    assert s.matches == {"p_run": "run1", "p_a1": "a1"} and s.matched == 2  # still matches
+    assert (s.stale_current, s.stale, s.ended_found) == ([], [], 0)  # but nothing that ended is shown
+    # the ended value itself, left open, is stale; a value only the old fact states is stale too
+    stale = [pred("p_run3", "habit", "runs 3 days a week", ["m1"]), pred("p_zen", "employer", "Zentrix", ["m5"])]
+    s = hf.score(stale, annotated)
+    assert sorted(s.stale_current) == ["p_run3", "p_zen"] and (s.ended_found, s.closed) == (2, 0)
