@@ -458,7 +458,10 @@ def _opposite(a: str, b: str, either_way: bool = False) -> bool:
     return bool(kpos) and bool(kneg) and (kneg <= kpos or (either_way and kpos <= kneg))
 
 
-_LIGHT = {"play", "learn", "go", "do", "practis", "practic", "attend"}
+# stemmed; besides the verbs, what one pays or signs up for to do the thing: "cancelled my Cult
+# membership" ends "gym (Cult)", "stopped the dance classes" ends "dance"
+_LIGHT = {"play", "learn", "go", "do", "practis", "practic", "attend", "membership", "subscription", "class", "clas",
+          "lesson", "session"}
 
 
 def _close_across(clusters: list[_Cluster]) -> None:

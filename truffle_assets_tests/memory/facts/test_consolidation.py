@@ -316,3 +316,13 @@ def test_a_habit_and_its_negation_are_two_states_not_one_fact():
         assert set(habits) == {was, now}, habits
         assert habits[was]["valid_to"] == (t + timedelta(days=60)).date() and habits[now]["valid_to"] is None
         assert habits[was]["evidence_message_ids"] == ["m0"] and habits[now]["evidence_message_ids"] == ["m1"]
+
+
+def test_cancelling_a_membership_ends_the_habit_it_paid_for():
+    t = datetime(2022, 1, 10, 9)
+    for first, then, was in (("joined Cult in Aundh, 6 am batch", "cancelled my Cult membership last week", "gym (Cult)"),
+                             ("I go to Gold's Gym every evening", "cancelled my gym membership, too expensive", "Gym")):
+        f = consolidate(extract_claims(messages([(USER, first, t), (USER, then, t + timedelta(days=60))])))
+        habits = {r["value"]: r for r in f.filter(pl.col("predicate") == "habit").iter_rows(named=True)}
+        assert habits[was]["valid_to"] == (t + timedelta(days=60)).date(), habits
+        assert [v for v, r in habits.items() if r["valid_to"] is None] == [next(v for v in habits if v != was)]
