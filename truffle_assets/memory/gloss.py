@@ -91,6 +91,12 @@ VERBS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), e) for p, e in (
     (r"\bkarti\s+(?:hu|hoon|hun)\b|\bkarta\s+(?:hu|hoon|hun)\b", "do {o}"),
     (r"\b(?:hu|hoon|hun)\b", "am {o}"),  # "hu" is first person singular: the subject is implied
 )]
+# a day, a festival, a time or a place the clause is bounded to ("Tuesday ko", "navratri mein", "raat ko",
+# "ghar pe"): a habit not kept then is kept at other times
+_OCCASION = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|navratri|navratre|shravan|sawan|saavan|"
+                       r"ekadashi|ramzan|ramadan|lent|weekdays?|weekends?|raat|shaam|subah|party|parties|office|ghar|"
+                       r"family|gharwalon)\s+(?:ko|me|mein|pe|par|ke\s+(?:din|saamne|time))\b", re.I)
+_NEGATED_HABITS = {"do not eat {o}", "do not drink {o}", "do not go to {o}"}
 # two-slot clauses: "<Area> mein 1BHK hai/liya hai", "<Name> ne propose kiya", "B+ hai mera", "PCOS hai"
 _HOME = re.compile(r"(?P<area>(?:[A-Z][\w\-]*\s+){0,2}[A-Z][\w\-]*)\s+(?:mein|me)\s+(?P<home>\d\s?bhk|flat|pg|studio|room)"
                    r"\s+(?:hai|h|liya|li|le\s+liya|mil\s+gaya)\b", re.I)
@@ -211,6 +217,8 @@ def gloss(text: str) -> str | None:
             before, after = clause[:m.start()], clause[m.end():]
             if someone_else(clause, m.group()):
                 break
+            if english in _NEGATED_HABITS and _OCCASION.search(clause):
+                break  # "Tuesday ko non veg nahi khati": meat on the other days
             if english in _NEEDS_SUBJECT and not re.search(rf"\b{_SUBJECT}\b|\b(?:hu|hoon|hun)\b", clause, re.I):
                 break
             # "Mishti ko pasand hai": someone else likes it (a dative that is not "mujhe")

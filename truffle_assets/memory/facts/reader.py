@@ -9,7 +9,8 @@ A clause is no claim when it asks, supposes ("if I ever move..."), hedges ("thin
 "might", "maybe"), plans ("I'll join", "moving next month"), jokes (a laugh marker beside an
 identity claim) or reports someone else's words ("she said I'm..."). A negation is a claim only
 where it says something true about the person ("I can't swim", "I don't drink", "I don't eat meat")
-and is otherwise dropped ("I'm not moving to the US team").
+and is otherwise dropped ("I'm not moving to the US team"); a negated habit bounded to an occasion
+("I don't eat meat on Tuesdays", "not drinking tonight") says the habit holds at other times, and is dropped.
 
 `guards` says which clauses are the speaker's own claims; `spans` cuts values out of the parse.
 
@@ -458,11 +459,14 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             and spans.lower(dobj) in L.DRINKS_AND_SMOKES:  # "I drink beer", a habit (not "I drank a beer")
         out.add("habit", f"{lemma}s {spans.lower(dobj)}", 0.65, "habit_object")
         return
+    if neg and (lemma in L.HABIT_VERBS or lemma == "go") and guards.bounded_negation(v, dobj):
+        return  # "I don't drink on weekdays": the habit holds at other times
     if lemma in L.HABIT_VERBS and not dobj and v.dep_ in ("ROOT", "conj") and _habitual(v):
         out.add("habit", ("doesn't " if neg else "") + lemma, 0.65, "habit")
         return
     if lemma in ("drink", "smoke") and neg:
-        out.add("habit", f"doesn't {lemma}", 0.7, "habit")
+        if dobj is None or spans.lower(dobj) in L.DRINKS_AND_SMOKES:  # not "I don't drink coffee"
+            out.add("habit", f"doesn't {lemma}", 0.7, "habit")
         return
     if lemma == "go" and (o := spans.prep_obj(v, "to")) is not None and v.tag_ in ("VBP", "VB") \
             and (spans.lower(o) in L.HABIT_NOUNS or spans.lower(o) in ("class", "classes")) and _habitual(v):
@@ -621,6 +625,8 @@ def _diet(v: Token, o: Token, neg_or_stop: bool, out: _Out) -> None:
     if not words & L.MEATS:
         return
     eggs_only = words <= {"egg", "eggs", "now", "again", "too"}
+    if neg_or_stop and guards.negated(v) and guards.bounded_negation(v, o):
+        return  # "I don't eat meat on Tuesdays": meat on the other days
     if neg_or_stop:
         out.add("diet", "vegetarian" if not eggs_only else "vegan", 0.7, "no_meat")
     elif v.tag_ in ("VBP", "VBZ", "VBD", "VBN", "VBG", "VB"):

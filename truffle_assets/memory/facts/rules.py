@@ -112,7 +112,9 @@ RULES: list[Rule] = [
        "diet", "preference", 0.8, value="const", const="vegetarian", template="{s} is vegetarian."),
     _r("veg_hinglish", r"(?i:\b(?:main|mai)\s+(?:ab\s+)?(?:pure\s+|pura\s+)?(?:veg|vegetarian)\s+(?:ho\s+gaya|hoon|hu|ban\s+gaya))\b",
        "diet", "preference", 0.8, value="const", const="vegetarian", template="{s} is vegetarian."),
-    _r("no_meat", r"(?i:\bi\s+(?:don'?t|do\s+not|no\s+longer|stopped|quit)\s+eat(?:ing)?\s+(?:meat|non[- ]?veg|chicken|fish))\b",
+    # not bounded to an occasion ("on Tuesdays", "during Navratri", "at home"): "at all", "in years" bound nothing
+    _r("no_meat", r"(?i:\bi\s+(?:don'?t|do\s+not|no\s+longer|stopped|quit)\s+eat(?:ing)?\s+(?:meat|non[- ]?veg|chicken|fish))\b"
+       r"(?!\s+(?:on|during|in|at|after|before|when|while|whenever|except|with|till|until)\s+(?!all\b|years?\b|ages\b))",
        "diet", "preference", 0.75, value="const", const="vegetarian", template="{s} is vegetarian.", allow_negation=True),
     _r("vegan", r"(?i:\b(?:being|i'?m|i\s+am|turned|went|became)\s+(?:a\s+)?(?:fully\s+|strictly\s+)?vegan)\b",
        "diet", "preference", 0.8, value="const", const="vegan", template="{s} is vegan."),

@@ -108,6 +108,32 @@ def test_a_title_of_respect_is_not_part_of_the_name(text, expected):
     assert not any(v.endswith((" da", " ji", " saab")) for _p, v in claims), claims
 
 
+@pytest.mark.parametrize("text", [
+    "I don't eat meat on Mondays",
+    "I don't eat chicken during Shravan",
+    "not drinking tonight, driving back",
+    "I never smoke before a match",
+    "I don't drink when I'm with my parents",
+    "I don't go to the gym on weekends",
+    "I don't drink tea",  # not the drinking habit
+    "Monday ko non veg nahi khata",
+    "ghar pe sharab nahi peeta",
+])
+def test_a_negation_bounded_to_an_occasion_is_no_habit_or_diet(text):
+    """A habit not kept on some day, time, place or condition is kept at the others."""
+    assert not {p for p, _v in got(text)} & {"habit", "diet"}, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I don't eat meat at all", ("diet", "vegetarian")),
+    ("I haven't smoked in years", ("habit", "doesn't smoke")),
+    ("I don't drink alcohol", ("habit", "doesn't drink")),
+    ("main non veg nahi khata", ("diet", "vegetarian")),
+])
+def test_an_unbounded_negation_is_still_the_habit(text, expected):
+    assert expected in got(text), got(text)
+
+
 def test_an_accepted_offer_is_not_yet_the_job():
     """It starts on the first day (consolidation then names the company from the offer)."""
     assert got("so I took the Meesho offer") == {("offer", "Meesho")}
