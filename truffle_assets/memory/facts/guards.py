@@ -48,6 +48,21 @@ def speaker_is_subject(v: Token) -> bool:
     return any(is_first_person(c) for c in s.conjuncts)
 
 
+# Verbs of a change one makes (joining, buying, adopting, moving, starting, quitting): with no subject and in
+# the base form they advise or invite ("join Cult, it's great", "buy the Pixel 8, trust me", "adopt a dog!",
+# "start running with me"); the speaker's own change is told in the past ("joined Cult", "bought a Pixel").
+# ("quit" is its own past: "quit smoking last month" is the speaker's)
+_CHANGE_VERBS = {"join", "buy", "purchase", "adopt", "rescue", "move", "shift", "relocate", "start", "begin",
+                 "switch", "sell", "get", "take", "try", "learn", "enroll", "enrol", "sign", "book", "download",
+                 "install", "upgrade", "go", "become", "marry", "leave", "resign", "stop"}
+
+
+def imperative(v: Token) -> bool:
+    """`v` is a bare command or invitation: a base-form change verb with no subject ("adopt a dog!")."""
+    return v.tag_ == "VB" and v.lemma_.lower() in _CHANGE_VERBS and not subjects(v) \
+        and not any(c.dep_ in ("aux", "neg") for c in v.children) and v.dep_ in ("ROOT", "conj", "advcl")
+
+
 def negated(v: Token) -> bool:
     for t in [v, *[c for c in v.children if c.dep_ in ("aux", "auxpass")]]:
         for c in t.children:

@@ -71,7 +71,7 @@ def read(doc: Doc, said: date | None = None) -> list[dict]:
             gerund = v.dep_ in ("advcl", "conj", "xcomp") and spans.lower(v).endswith("ing")
             if v.pos_ not in ("VERB", "AUX") and v.dep_ != "ROOT" and not gerund:
                 continue
-            if not guards.speaker_is_subject(v):
+            if not guards.speaker_is_subject(v) or guards.imperative(v):
                 continue
             if guards.hypothetical(v) or guards.reported(v, quoted):
                 continue
@@ -256,8 +256,8 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if any(c.dep_ == "prt" and spans.lower(c) == "out" for c in v.children):
             return  # "I work out at Cult": exercise, not a job
         at = spans.prep_obj(v, "at", "for", "with")
-        if at is not None and spans.lower(at.head) == "with" and at.ent_type_ == "PERSON":
-            at = None  # "I work with Priya Sharma": a colleague, not an employer
+        if at is not None and spans.lower(at.head) == "with" and at.ent_type_ != "ORG":
+            at = None  # "I work with Priya Sharma": a colleague, not an employer; "with Deloitte" (ORG) may be one
         if at is not None and spans.proper_name(at):
             out.add("employer", spans.proper_name(at), 0.8, "work_at")
         as_ = spans.prep_obj(v, "as")
@@ -450,7 +450,7 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 out.add("language", o.text.capitalize(), 0.75, "speak")
         return
     if lemma == "play" and dobj is not None and not neg and v.tag_ in ("VBP", "VB", "VBZ", "VBG") and not _once(v):
-        out.add("hobby", spans.phrase(dobj) or dobj.text, 0.65, "play")  # "Hobby: cricket"
+        out.add("hobby", spans.phrase_or_word(dobj), 0.65, "play")  # "Hobby: cricket"
         return
     if lemma in ("eat", "have") and dobj is not None:
         _diet(v, dobj, neg, out)
@@ -547,8 +547,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         return
     if lemma == "study" and not neg and v.tag_ in ("VBD", "VBN"):
         o = dobj or spans.prep_obj(v, "at", "in")
-        if o is not None:
-            out.add("education", "studied " + (spans.phrase(o) or o.text), 0.65, "study")
+        what = spans.phrase_or_word(o) if o is not None else None
+        if what:
+            out.add("education", "studied " + what, 0.65, "study")
         return
     if lemma in ("wake", "sleep") and not neg and _habitual(v):
         t = spans.prep_obj(v, "at", "by", "before")
@@ -596,22 +597,26 @@ def _about(v: Token, words: Iterable[str]) -> bool:
 
 
 def _possession(v: Token, o: Token, out: _Out, lemma: str) -> bool:
-    words = [spans.lower(x) for x in o.subtree if x.dep_ not in ("relcl",)]
+    # the noun phrase itself, without what is attached after it ("a bike ride with the group on Sunday")
+    attached = {t.i for c in o.children if c.dep_ in ("prep", "relcl", "acl") for t in c.subtree}
+    np = [x for x in o.subtree if x.i not in attached]
     kind = L.POSSESSIONS.get(spans.lower(o)) or L.POSSESSIONS.get(o.lemma_.lower())
-    if kind is None:
-        kind = next((L.POSSESSIONS[w] for w in words[:4] if w in L.POSSESSIONS), None)
+    if kind is None and o.pos_ != "NOUN":  # a model's name around the kind; "bike ride", "car pool" are no bike or car
+        kind = next((L.POSSESSIONS[w] for w in [spans.lower(x) for x in np][:4] if w in L.POSSESSIONS), None)
     if kind is None:
         return False
     if lemma in ("get", "have") and v.tag_ not in ("VBD", "VBN", "VBP", "VBZ"):
         return False
-    if lemma in ("get", "bring", "have") and not any(t.pos_ == "PROPN" or t.like_num for t in o.subtree):
+    if lemma in ("get", "bring", "have") and not any(t.pos_ == "PROPN" or t.like_num for t in np):
         return False  # "got a new laptop" at work says little; "got an iPhone 13" names the thing
     # a gift: "bought a Kindle for my sister", "got mummy an iPhone"
     for_whom = spans.prep_obj(v, "for")
     if for_whom is not None and spans.lower(for_whom) not in ("me", "myself", "us", "ourselves") \
             or any(c.dep_ in ("dative", "iobj") for c in v.children):
         return True
-    val = spans.phrase(o, max_words=6) or o.text
+    val = spans.phrase(o, max_words=6) or spans.phrase_or_word(o)
+    if not val:
+        return True
     if val.lower() in L.POSSESSIONS and kind == "phone":
         return True  # "bought a phone": which one is not said
     out.add(kind, val, 0.7, f"{lemma}_{kind}")

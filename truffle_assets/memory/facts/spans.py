@@ -98,10 +98,22 @@ def phrase(head: Token, max_words: int = 6, keep_of: bool = True) -> str | None:
     v = "".join(t.text_with_ws if i + 1 < len(kept) and kept[i + 1].i == t.i + 1 else t.text + " "
                 for i, t in enumerate(kept)).strip(" -,.'’")
     v = re.sub(r"\s+([’']s)\b", r"\1", v)
-    if not v or REDACTED.search(v) or lower(head) in NOT_NAMES | {"it", "this", "that", "something", "one",
-                                                                   "everything", "anything", "lot", "bit", "lots"}:
+    if not v or REDACTED.search(v) or vague(head):
         return None
     return v
+
+
+_VAGUE = {"it", "this", "that", "something", "one", "everything", "anything", "nothing", "lot", "bit", "lots", "all"}
+
+
+def vague(t: Token) -> bool:
+    """`t` names nothing on its own: a pronoun, a quantity ("a lot"), a word that is never a name."""
+    return lower(t) in NOT_NAMES | _VAGUE or t.pos_ == "PRON"
+
+
+def phrase_or_word(t: Token) -> str | None:
+    """`phrase(t)`, or the word itself when the phrase runs too long, never a vague word ("play a lot")."""
+    return phrase(t) or (None if vague(t) or placeholder(t) else t.text)
 
 
 def honorific(t: Token) -> bool:

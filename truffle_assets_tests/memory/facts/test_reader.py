@@ -134,6 +134,31 @@ def test_an_unbounded_negation_is_still_the_habit(text, expected):
     assert expected in got(text), got(text)
 
 
+@pytest.mark.parametrize("text", [
+    "adopt a cat, seriously",  # advice or an invitation, not the speaker's change
+    "buy the OnePlus 12, trust me",
+    "join Cult yaar, it's great",
+    "start cycling with me on Sundays",
+    "I play it safe",  # a word that names nothing is no value
+    "I play a lot of games these days",
+    "I have a car pool with Rohan",  # a kind of thing only as the modifier of another noun
+    "I have a bike ride with the group on Sunday",
+    "I work with Kavya on the payments team",  # a colleague, not an employer
+])
+def test_commands_vague_words_and_modifiers_are_no_claim(text):
+    assert not {p for p, _v in got(text)} & {"pet", "phone", "habit", "hobby", "vehicle", "employer"}, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("adopted a cat last week, her name is Momo", ("pet", "Momo")),
+    ("bought the OnePlus 12 finally", ("phone", "OnePlus 12")),
+    ("quit smoking in March", ("habit", "quit smoking")),  # "quit" is its own past
+    ("I play badminton every weekend", ("hobby", "badminton")),
+])
+def test_the_speakers_own_change_told_without_a_subject_stays(text, expected):
+    assert expected in got(text), got(text)
+
+
 def test_an_accepted_offer_is_not_yet_the_job():
     """It starts on the first day (consolidation then names the company from the offer)."""
     assert got("so I took the Meesho offer") == {("offer", "Meesho")}
