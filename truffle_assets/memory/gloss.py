@@ -221,8 +221,9 @@ def gloss(text: str) -> str | None:
                 break  # "Tuesday ko non veg nahi khati": meat on the other days
             if english in _NEEDS_SUBJECT and not re.search(rf"\b{_SUBJECT}\b|\b(?:hu|hoon|hun)\b", clause, re.I):
                 break
-            # "Mishti ko pasand hai": someone else likes it (a dative that is not "mujhe")
-            if english == "like {o}" and re.search(r"\b(?!mujhe)\w+\s+ko\b", before, re.I) \
+            # "Mishti ko pasand hai", "mummy ko bhindi pasand nahi": someone else's taste (a dative that is
+            # not "mujhe")
+            if english in ("like {o}", "dislike {o}") and re.search(r"\b(?!mujhe)\w+\s+ko\b", before, re.I) \
                     and not re.search(r"\bmujhe\b", before, re.I):
                 break
             # "allergy hai mujhe" / "shift ho gayi mummy": the object is before the verb group

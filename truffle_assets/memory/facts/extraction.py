@@ -203,15 +203,18 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     if guards.forwarded(text):  # passed on, not written: its "I" is someone else's
         return []
     out: list[dict] = []
-    parsed = _claim_dicts((reader.read(doc, said) if doc is not None else []) + reader.read_idioms(_for_parse(text)))
+    read = (reader.read(doc, said) if doc is not None else []) + reader.read_idioms(_for_parse(text))
     if gloss_doc is not None:
-        parsed += _claim_dicts(reader.read(gloss_doc, said) + reader.read_idioms(gloss_doc.text))
+        read += reader.read(gloss_doc, said) + reader.read_idioms(gloss_doc.text)
+    declined = {_family(c["predicate"].removeprefix(reader.DECLINED)) for c in read
+                if c["predicate"].startswith(reader.DECLINED)}
+    parsed = _claim_dicts([c for c in read if not c["predicate"].startswith(reader.DECLINED)])
     out.extend(parsed)
     if doc is None:  # every pattern rule's gate is a reason to parse: none of them can match
         return _dedupe(out)
-    # the pattern table fills only what the parse did not read from this message, and never reads
-    # quotations, questions or someone else's reported words
-    families = {_family(c["predicate"]) for c in parsed}
+    # the pattern table fills only what the parse did not read from this message (or read and found no
+    # claim in), and never reads quotations, questions or someone else's reported words
+    families = {_family(c["predicate"]) for c in parsed} | declined
     out.extend(c for c in _rule_claims(guards.unclaimed_text(doc), subject, said) if _family(c["predicate"]) not in families)
     # starting somewhere is working there: the employer timeline gets the new value
     for c in [c for c in out if c["predicate"] == "started_job"]:
@@ -225,7 +228,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-15"
+EXTRACTOR_VERSION = "parse-16"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",

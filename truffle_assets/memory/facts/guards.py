@@ -73,28 +73,35 @@ def negated(v: Token) -> bool:
     return any(spans.lower(c) in ("never",) for c in v.children)
 
 
-# A negation bounded to an occasion says the opposite holds at other times: "I don't eat meat on Tuesdays",
-# "not drinking tonight", "never drink before a run", "don't smoke when I'm with family" are no diet or habit.
+# A habit or diet bounded to an occasion is no standing one: a negation so bounded says the opposite holds
+# at other times ("I don't eat meat on Tuesdays", "not drinking tonight", "never drink before a run", "don't
+# smoke when I'm with family"), and so does a state ("vegetarian on Tuesdays", "vegan for January").
 # Words that bound nothing: "at all", "in years", "since 2019", "anymore", "these days".
 _OCCASION_PREPS = {"on", "during", "after", "before", "at", "in", "with", "around", "till", "until", "except"}
 _NO_BOUND = {"all", "years", "year", "months", "month", "ages", "decades", "life", "while", "long", "forever"}
 _OCCASION_WORDS = {"tonight", "today", "tomorrow", "weekdays", "weekends", "sometimes", "occasionally"}
 _OCCASION_MARKS = {"when", "while", "if", "unless", "before", "after", "until", "till", "whenever"}
+# "for" bounds a state to a named stretch ("for January", "for Lent"), not to a length ("for five years")
+_NAMED_STRETCHES = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+                    "october", "november", "december", "lent", "navratri", "ramzan", "ramadan", "shravan", "sawan",
+                    "diwali", "christmas"}
 
 
-def bounded_negation(v: Token, obj: Token | None = None) -> bool:
-    """A negated `v` holds only on some occasion (a day, a time, a place, a company, a condition)."""
+def occasional(v: Token, obj: Token | None = None) -> bool:
+    """`v` (or its object or complement `obj`) holds only on some occasion: a day, a time, a place, a
+    company, a condition, a named stretch of the year."""
     for t in [v] + ([obj] if obj is not None else []):
         for c in t.children:
             low = spans.lower(c)
-            if c.dep_ == "prep" and low in _OCCASION_PREPS:
-                o = next((g for g in c.children if g.dep_ in ("pobj", "pcomp")), None)
-                if o is not None and spans.lower(o) not in _NO_BOUND:
-                    return True
-            elif c.dep_ in ("npadvmod", "advmod") and low in _OCCASION_WORDS:
+            o = next((g for g in c.children if g.dep_ in ("pobj", "pcomp")), None) if c.dep_ == "prep" else None
+            if o is not None and low in _OCCASION_PREPS and spans.lower(o) not in _NO_BOUND:
                 return True
-            elif c.dep_ == "advcl" and any(spans.lower(m) in _OCCASION_MARKS for m in c.children
-                                           if m.dep_ in ("mark", "advmod")):
+            if o is not None and low == "for" and spans.lower(o) in _NAMED_STRETCHES:
+                return True
+            if c.dep_ in ("npadvmod", "advmod") and low in _OCCASION_WORDS:
+                return True
+            if c.dep_ == "advcl" and any(spans.lower(m) in _OCCASION_MARKS for m in c.children
+                                         if m.dep_ in ("mark", "advmod")):
                 return True
     return False
 

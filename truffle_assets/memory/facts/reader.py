@@ -37,6 +37,7 @@ from truffle_assets.memory.facts.values import NOT_NAMES, ascii_fold
 
 
 _SHORTCODE = re.compile(r":?\b[a-z]+(?:_[a-z0-9]+)+\b:?")
+DECLINED = "declined:"  # the prefix of a predicate the parse read and found no claim of (`_Out.decline`)
 
 
 class _Out:
@@ -54,6 +55,12 @@ class _Out:
             return
         self.claims.append({"predicate": predicate, "value": value, "confidence": confidence,
                             "rule": f"parse:{rule}", "ending": ending, "qualifier": qualifier})
+
+    def decline(self, predicate: str, rule: str) -> None:
+        """The parse read a clause of this kind and found no claim in it ("vegetarian on Tuesdays"): the
+        pattern table must not read one there either."""
+        self.claims.append({"predicate": DECLINED + predicate, "value": "", "confidence": 0.0,
+                            "rule": f"parse:{rule}", "ending": False, "qualifier": ""})
 
 
 def read(doc: Doc, said: date | None = None) -> list[dict]:
@@ -459,8 +466,9 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             and spans.lower(dobj) in L.DRINKS_AND_SMOKES:  # "I drink beer", a habit (not "I drank a beer")
         out.add("habit", f"{lemma}s {spans.lower(dobj)}", 0.65, "habit_object")
         return
-    if neg and (lemma in L.HABIT_VERBS or lemma == "go") and guards.bounded_negation(v, dobj):
-        return  # "I don't drink on weekdays": the habit holds at other times
+    if neg and (lemma in L.HABIT_VERBS or lemma == "go") and guards.occasional(v, dobj):
+        out.decline("habit", "occasional")  # "I don't drink on weekdays": the habit holds at other times
+        return
     if lemma in L.HABIT_VERBS and not dobj and v.dep_ in ("ROOT", "conj") and _habitual(v):
         out.add("habit", ("doesn't " if neg else "") + lemma, 0.65, "habit")
         return
@@ -630,8 +638,9 @@ def _diet(v: Token, o: Token, neg_or_stop: bool, out: _Out) -> None:
     if not words & L.MEATS:
         return
     eggs_only = words <= {"egg", "eggs", "now", "again", "too"}
-    if neg_or_stop and guards.negated(v) and guards.bounded_negation(v, o):
-        return  # "I don't eat meat on Tuesdays": meat on the other days
+    if neg_or_stop and guards.negated(v) and guards.occasional(v, o):
+        out.decline("diet", "occasional")  # "I don't eat meat on Tuesdays": meat on the other days
+        return
     if neg_or_stop:
         out.add("diet", "vegetarian" if not eggs_only else "vegan", 0.7, "no_meat")
     elif v.tag_ in ("VBP", "VBZ", "VBD", "VBN", "VBG", "VB"):
@@ -784,6 +793,8 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                 diet = "non-vegetarian"
             if (neg and _no_longer(v)) or re.search(r"(?i)\bno\s+longer\b", v.sent.text):
                 out.add("diet", diet, 0.75, "no_longer_diet", ending=True)  # "I'm not vegetarian anymore"
+            elif not neg and v.tag_ != "VBD" and guards.occasional(v, c):  # "was vegetarian in college" ended
+                out.decline("diet", "occasional")  # "vegetarian on Tuesdays", "vegan for January"
             elif not neg:
                 out.add("diet", diet, 0.8, "be_diet")
             return
@@ -831,6 +842,9 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
             return
         if lemma in ("left-handed", "right-handed", "lefty", "ambidextrous") and not neg:
             out.add("handedness", lemma.replace("lefty", "left-handed"), 0.8, "hand")
+            return
+        if low in ("owl", "riser", "person") and not neg and v.tag_ != "VBD" and guards.occasional(v, c):
+            out.decline("sleep", "occasional")  # "a morning person on weekends only"
             return
         if low in ("owl", "riser", "person") and not neg:
             phrase = " ".join(t.text for t in c.subtree if t.i <= c.i and t.dep_ != "det")  # phrase() drops "morning"
@@ -899,7 +913,9 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         out.add("likes", _taste(into), 0.65, "into")
     # "I'm from Lucknow", "I'm in Bangalore now", "I'm based in Pune"
     frm = spans.prep_obj(v, "from")
-    if frm is not None and spans.proper_name(frm) and not comps:
+    if frm is not None and spans.proper_name(frm) and not comps and frm.ent_type_ == "ORG":
+        out.decline("hometown", "from_org")  # "I'm from Infosys, calling about ...": where one works
+    elif frm is not None and spans.proper_name(frm) and not comps:
         out.add("hometown", spans.proper_name(frm), 0.8, "be_from")
     for c in comps:
         if c.lemma_ in ("base", "settle", "located"):

@@ -124,6 +124,26 @@ def test_a_negation_bounded_to_an_occasion_is_no_habit_or_diet(text):
     assert not {p for p, _v in got(text)} & {"habit", "diet"}, got(text)
 
 
+@pytest.mark.parametrize("text, kind", [
+    ("I'm vegetarian on Thursdays", "diet"),  # a state bounded the same way
+    ("I'm vegan for February", "diet"),
+    ("I'm a night owl on weekends only", "sleep"),
+    ("I'm from Wipro, calling about your application", "hometown"),  # where one works, not where one is from
+    ("Riya ko karela pasand nahi", "dislikes"),  # someone else's taste
+])
+def test_what_the_parse_finds_no_claim_in_the_patterns_do_not_claim_either(text, kind):
+    assert kind not in {p for p, _v in got(text)}, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I'm vegetarian since 2019", ("diet", "vegetarian")),
+    ("I'm from Indore originally", ("hometown", "Indore")),
+    ("mujhe karela pasand nahi", ("dislikes", "karela")),
+])
+def test_the_same_statements_unbounded_and_the_speakers_own_stay(text, expected):
+    assert expected in got(text), got(text)
+
+
 @pytest.mark.parametrize("text, expected", [
     ("I don't eat meat at all", ("diet", "vegetarian")),
     ("I haven't smoked in years", ("habit", "doesn't smoke")),
