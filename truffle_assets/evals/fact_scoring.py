@@ -19,8 +19,9 @@ Matching (a predicted fact P matches an annotated fact A when all hold):
   numbers and month names; and a negation or ending word ("stopped", "cannot", "non", "sold", ...) on
   one side only blocks the match ("badminton" never matches "stopped playing badminton"). A value
   joining statements with ";" is also compared statement by statement (the negation in "stopped
-  Cult.fit; does yoga at home" is not yoga's), and an initialism ("K&R") stands for the annotated words
-  whose initials it spells ("Kothari & Rao"). Birthdays compare day and month.
+  Cult.fit; does yoga at home" is not yoga's), an initialism ("K&R") stands for the annotated words
+  whose initials it spells ("Kothari & Rao"), and where both sides are negated the verbs that only carry
+  the negation ("go", "do") are left out ("doesn't go to gym" is "no gym"). Birthdays compare day and month.
 - when P matches several annotated facts, the one sharing most words wins (|P ∩ A| / |P ∪ A.core|);
   a tie goes to the one in force when P was first said (latest valid_from on or before it), then the
   nearest valid_from.
@@ -323,9 +324,15 @@ def _words_score(predicted: str, annotated: str, ended: bool) -> float | None:
         whole, c = whole - _NEGATORS, c - _NEGATORS
     if bool(p & _NEGATORS) != bool(c & _NEGATORS):
         return None
+    if p & _NEGATORS and c & _NEGATORS:  # "doesn't go to gym" is "no gym": what is not done, not how
+        p, whole, c = p - _LIGHT_VERBS, whole - _LIGHT_VERBS, c - _LIGHT_VERBS
     if not (p <= whole or (c and c <= p)):
         return None
     return len(p & whole) / len(p | c)
+
+
+# verbs that only carry a negation ("does not go to", "didn't do"), as `tokens` stems them
+_LIGHT_VERBS = frozenset({"go", "goe", "going", "went", "do", "doe", "did", "doing"})
 
 
 def statements(annotated: str) -> list[str]:

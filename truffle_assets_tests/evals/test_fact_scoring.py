@@ -205,3 +205,10 @@ def test_a_current_fact_that_the_successor_still_states_or_a_thing_done_is_not_s
     stale = [pred("p_run3", "habit", "runs 3 days a week", ["m1"]), pred("p_zen", "employer", "Zentrix", ["m5"])]
     s = hf.score(stale, annotated)
     assert sorted(s.stale_current) == ["p_run3", "p_zen"] and (s.ended_found, s.closed) == (2, 0)
+
+
+def test_a_negated_habit_compares_without_its_light_verb():
+    assert hf.value_score("habit", "doesn't go to gym", "does not exercise / no gym") is not None
+    assert hf.value_score("habit", "doesn't do yoga", "does not practise yoga at home") is not None
+    assert hf.value_score("habit", "doesn't go to gym", "does not go to the office") is None
+    assert hf.value_score("trip", "going to Goa", "Goa trip (2022)") is None  # only where both sides are negated
