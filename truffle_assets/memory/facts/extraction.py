@@ -228,7 +228,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-16"
+EXTRACTOR_VERSION = "parse-17"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",

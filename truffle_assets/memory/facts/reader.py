@@ -413,7 +413,11 @@ def _clause(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
                     out.add("allergy", spans.phrase(target), 0.8, "have_allergy")
                 continue
             if spans.lower(o) in L.CONDITIONS and spans.lower(o) not in L.ACUTE:
-                out.add("condition", spans.phrase(o), 0.7, f"{lemma}_condition")
+                where = spans.prep_obj(v, "in") or spans.prep_obj(o, "in")
+                if where is not None and spans.lower(where) in ("family", "genes", "blood"):
+                    out.decline("condition", "in_the_family")  # "diabetes in my family": a relative's, a risk
+                else:
+                    out.add("condition", spans.phrase(o), 0.7, f"{lemma}_condition")
                 continue
             if _possession(v, o, out, lemma):
                 continue

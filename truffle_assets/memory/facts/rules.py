@@ -24,6 +24,7 @@ ROLE_NOUN = (r"(?:engineer|developer|designer|analyst|manager|scientist|consulta
 ROLE = rf"(?P<role>(?i:(?:(?:senior|junior|lead|staff|principal|chief|head|associate|assistant|sr\.?|jr\.?)\s+)?" \
        rf"(?:[a-z]+\s+){{0,2}}?{ROLE_NOUN}))"
 ORG = r"(?P<org>[A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,2})"
+NOT_THEIRS = r"(?!['’]s\b)"  # a relation word the possessor of another ("my wife's sister") names someone else's
 REL_ADJ = r"(?:(?P<adj>younger|elder|older|little|big|baby|twin|chhoti|chhota|badi|bada|choti|chota)\s+)?"
 _PARTNER = r"(?:girlfriend|boyfriend|partner|wife|husband|fianc[eé]e?|gf|bf)"
 # "I moved to X" says both where the user lives (lives_in) and that they moved (event).
@@ -123,11 +124,12 @@ RULES: list[Rule] = [
     # ---- relationships -----------------------------------------------------------------------
     _r("my_sibling", rf"(?i:\b(?:my|meri|mera)\s+){REL_ADJ}(?P<rel>(?i:sister|brother|behen|bahen|didi|bhaiya))\b,?\s+{NAME}",
        "sibling", "relationship", 0.9, template="{v} is {s}'s {a}{r}."),
-    _r("is_my_sibling", rf"^{NAME}\s+(?i:is|has\s+been)\s+(?i:my)\s+{REL_ADJ}(?P<rel>(?i:sister|brother))\b", "sibling",
+    # "X is my sister's husband", "X is my wife's sister": a relative of a relative (NOT_THEIRS)
+    _r("is_my_sibling", rf"^{NAME}\s+(?i:is|has\s+been)\s+(?i:my)\s+{REL_ADJ}(?P<rel>(?i:sister|brother))\b{NOT_THEIRS}", "sibling",
        "relationship", 0.9, template="{v} is {s}'s {a}{r}."),
     _r("sibling_hai", rf"^{NAME}\s+(?i:meri|mera)\s+{REL_ADJ}(?P<rel>(?i:behen|bahen|sister|bhai|brother))\s+(?i:hai|he)\b", "sibling",
        "relationship", 0.85, template="{v} is {s}'s {a}{r}."),
-    _r("best_friend_is", rf"^{NAME}\s+(?i:is|has\s+been|'s)\s+(?i:my|mera|meri)\s+(?i:best\s+(?:friend|buddy|pal)|bff)\b", "best_friend",
+    _r("best_friend_is", rf"^{NAME}\s+(?i:is|has\s+been|'s)\s+(?i:my|mera|meri)\s+(?i:best\s+(?:friend|buddy|pal)|bff)\b{NOT_THEIRS}", "best_friend",
        "relationship", 0.9, template="{v} is {s}'s best friend."),
     _r("my_best_friend", rf"(?i:\b(?:my|mera|meri)\s+(?:best\s+(?:friend|buddy|pal)|bff)),?\s+{NAME}", "best_friend", "relationship", 0.85,
        template="{v} is {s}'s best friend."),
@@ -137,7 +139,7 @@ RULES: list[Rule] = [
        template="{v} is {s}'s friend."),
     _r("my_partner", rf"(?i:\b(?:my|meri|mera)\s+{_PARTNER}),?\s+{NAME}", "partner", "relationship", 0.85,
        template="{v} is {s}'s partner."),
-    _r("is_my_partner", rf"^{NAME}\s+(?i:is|has\s+been)\s+(?i:my|meri|mera)\s+(?i:{_PARTNER})\b", "partner", "relationship", 0.85,
+    _r("is_my_partner", rf"^{NAME}\s+(?i:is|has\s+been)\s+(?i:my|meri|mera)\s+(?i:{_PARTNER})\b{NOT_THEIRS}", "partner", "relationship", 0.85,
        template="{v} is {s}'s partner."),
     _r("dating_named", rf"(?i:\bi'?m\s+(?:now\s+)?(?:dating|seeing)|\bi\s+am\s+(?:now\s+)?(?:dating|seeing)|\bi'?m\s+in\s+a\s+relationship\s+with)\s+{NAME}",
        "partner", "relationship", 0.85, template="{v} is {s}'s partner."),

@@ -135,6 +135,26 @@ def test_what_the_parse_finds_no_claim_in_the_patterns_do_not_claim_either(text,
     assert kind not in {p for p, _v in got(text)}, got(text)
 
 
+@pytest.mark.parametrize("text, kind", [
+    ("Meera is my husband's sister", "partner"),  # a relative of a relative is someone else's
+    ("Varun is my sister's husband", "sister"),
+    ("Isha is my brother’s wife", "brother"),
+    ("Kunal is my best friend's cousin", "best_friend"),
+    ("I have diabetes in my family", "condition"),  # a relative's, a risk
+])
+def test_someone_elses_relative_or_condition_is_not_the_speakers(text, kind):
+    assert kind not in {p for p, _v in got(text)}, got(text)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Meera is my wife", ("partner", "Meera")),
+    ("Varun is my elder brother", ("brother", "Varun")),
+    ("I have diabetes, type 2", ("condition", "diabetes")),
+])
+def test_the_speakers_own_relative_and_condition_stay(text, expected):
+    assert expected in got(text), got(text)
+
+
 @pytest.mark.parametrize("text, expected", [
     ("I'm vegetarian since 2019", ("diet", "vegetarian")),
     ("I'm from Indore originally", ("hometown", "Indore")),
