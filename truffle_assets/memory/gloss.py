@@ -97,6 +97,9 @@ _OCCASION = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|navra
                        r"ekadashi|ramzan|ramadan|lent|weekdays?|weekends?|raat|shaam|subah|party|parties|office|ghar|"
                        r"family|gharwalon)\s+(?:ko|me|mein|pe|par|ke\s+(?:din|saamne|time))\b", re.I)
 _NEGATED_HABITS = {"do not eat {o}", "do not drink {o}", "do not go to {o}"}
+# an object that opens with a demonstrative or the listener names nothing of the speaker's own
+_POINTED = {"ye", "yeh", "wo", "woh", "vo", "is", "iss", "us", "uss", "tu", "tum", "aap", "teri", "tera",
+            "tere", "tumhari", "tumhara", "tumhare", "unki", "unka", "unke"}
 # two-slot clauses: "<Area> mein 1BHK hai/liya hai", "<Name> ne propose kiya", "B+ hai mera", "PCOS hai"
 _HOME = re.compile(r"(?P<area>(?:[A-Z][\w\-]*\s+){0,2}[A-Z][\w\-]*)\s+(?:mein|me)\s+(?P<home>\d\s?bhk|flat|pg|studio|room)"
                    r"\s+(?:hai|h|liya|li|le\s+liya|mil\s+gaya)\b", re.I)
@@ -255,6 +258,8 @@ def gloss(text: str) -> str | None:
                 and not re.search(r"cannot|not|dislike", english)
             if negated and not english.startswith(("am ", "can ")):
                 break  # "Zoho nahi chhoda": what did not happen states nothing
+            if obj and obj.split()[0].lower() in _POINTED:
+                break  # "ye gaana pasand hai", "aap ki cooking": a thing pointed at, or the listener's
             obj = _NON_VEG.sub("nonveg", obj)  # one token for the parser
             if negated:  # "main vegetarian nahi hu": I am not vegetarian
                 english = "am not " + english[3:] if english.startswith("am ") else "cannot " + english[4:]

@@ -220,6 +220,9 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
     for c in [c for c in out if c["predicate"] == "started_job"]:
         if not any(o["predicate"] in ("employer", "job") and compatible(o["value"], c["value"]) for o in out):
             out.append(restated(c, "employer", c["value"]))
+    if guards.resumed(text):  # "quit smoking in 2020 but started again": the habit is back, not quit
+        out = [c for c in out if not (c["predicate"].removeprefix("end:") == "habit"
+                                      and (c["predicate"].startswith("end:") or re.match(r"(?:quit|stopped)\b", c["value"])))]
     if guards.temporary(text):  # "WFH tomorrow", "can't drive today": for a while, not how the user is
         out = [c for c in out if c["predicate"].removeprefix("end:") not in guards.ARRANGEMENTS
                and not (c["predicate"] == "skill" and value_tokens(c["value"]) & _CANNOT)]
@@ -228,7 +231,7 @@ def _claims(text: str, subject: str, said: date, doc, gloss_doc) -> list[dict]:
 
 # Bumped when what the extractor reads changes: the facts stage salts its day digests with it, so a
 # store built by an older reader re-reads every day once.
-EXTRACTOR_VERSION = "parse-17"
+EXTRACTOR_VERSION = "parse-18"
 
 # predicates the two readers may fill from one statement ("I work as an engineer at Zentrix")
 _FAMILY = {"job": "job", "employer": "job", "started_job": "job", "left_job": "job", "lives_in": "home",

@@ -246,6 +246,17 @@ def temporary(text: str) -> bool:
     return bool(_BOUNDED.search(text))
 
 
+# A stop taken back in the same message: "quit smoking in 2020 but started again", "sharab chhod di thi
+# par phir shuru kar di"
+_RESUMED = re.compile(r"(?i)\b(?:start(?:ed)?|began|resumed|picked\s+it\s+up)\s+(?:\w+\s+)?again\b"
+                      r"|\b(?:phir|fir|dobara)\s+(?:se\s+)?shuru\b")
+
+
+def resumed(text: str) -> bool:
+    """`text` says a habit it stops was taken up again."""
+    return bool(_RESUMED.search(text))
+
+
 # Text the user passes on rather than writes: its "I" is someone else's
 _FORWARDED = re.compile(r"(?i)^\W*(?:fwd?|forwarded(?:\s+message)?)\s*:|\bforwarded\s+as\s+received\b|\bshared\s+as\s+received\b"
                         r"|\bcopy\s*-?\s*pasted?\b|\b(?:please\s+)?(?:share|forward)\s+(?:this\s+)?(?:with|to)\s+(?:all|everyone)\b")

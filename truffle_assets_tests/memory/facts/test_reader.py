@@ -146,6 +146,23 @@ def test_someone_elses_relative_or_condition_is_not_the_speakers(text, kind):
     assert kind not in {p for p, _v in got(text)}, got(text)
 
 
+@pytest.mark.parametrize("text", [
+    "I quit smoking in 2021 but started again this winter",  # a stop taken back
+    "gave up drinking for a year, then started again",
+    "maine cigarette chhod di thi par phir se shuru kar di",
+    "ye gaana mujhe bahut pasand hai",  # a thing pointed at, in Hinglish
+    "mujhe tum pasand ho",
+    "mujhe aap ki cooking pasand hai",  # the listener's
+])
+def test_a_resumed_habit_and_hinglish_pointing_give_no_claim(text):
+    assert not {p for p, _v in got(text)} & {"habit", "likes", "hobby"}, got(text)
+
+
+def test_a_stop_not_taken_back_and_a_named_liking_stay():
+    assert ("habit", "quit smoking") in got("quit smoking last month")
+    assert ("likes", "biryani") in got("mujhe biryani pasand hai")
+
+
 @pytest.mark.parametrize("text, expected", [
     ("Meera is my wife", ("partner", "Meera")),
     ("Varun is my elder brother", ("brother", "Varun")),
