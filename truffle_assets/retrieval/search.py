@@ -107,14 +107,32 @@ def _search(tbl, query: Any, limit: int, where: str | None, cols: list[str], fts
         score_col = "_distance"
     if where:
         q = q.where(where, prefilter=True)
+    fetch = limit * 2 if fts_col is not None else limit  # room for a BM25 tie group (`_exact_top`)
     try:
-        return _rows(q.select(cols + [score_col]).limit(limit).to_arrow())
+        rows = _rows(q.select(cols + [score_col]).limit(fetch).to_arrow())
+        return _exact_top(rows, limit, fetch) if fts_col is not None else sorted(rows, key=lambda r: (r[score_col], _key(r)))
     except Exception as exc:  # no FTS index and no rows yet, etc.: a missing signal, not an error
         if fts_col is None:
             raise
         import logging
         logging.getLogger(__name__).debug("FTS search skipped: %s", exc)
         return []
+
+
+def _key(r: dict) -> tuple[str, str, str]:
+    return (r.get("message_id") or "", r.get("episode_id") or "", r.get("tier") or "")
+
+
+def _exact_top(rows: list[dict], limit: int, fetched: int) -> list[dict]:
+    """The best `limit` BM25 rows, the same in every process. Equal scores are common (short messages
+    sharing a word), and the engine cuts a tie group at its limit arbitrarily, so the same question
+    found different candidates run to run: rows are ordered by score then id, and a tie group that
+    reaches the last row fetched (and so may be cut) is left out unless nothing else is left."""
+    rows.sort(key=lambda r: (-r["_score"], _key(r)))
+    if len(rows) == fetched and rows:
+        whole = [r for r in rows if r["_score"] > rows[-1]["_score"]]
+        rows = whole or rows
+    return rows[:limit]
 
 
 def _fetch(tbl, where: str, cols: list[str]) -> list[dict]:
