@@ -340,6 +340,17 @@ def test_rematerializing_the_month_is_idempotent_and_redoes_nothing(world):
     assert doc["content_hash"] == profile_before["content_hash"]
 
 
+def facts_with_claims(world, root: Path, claims: pl.DataFrame) -> dg.ExecuteInProcessResult:
+    """`facts` and `profile` on the store copy at `root` after adding `claims` to its `fact_claims`."""
+    with duckdb.connect(str(root / "memory.duckdb")) as con:
+        con.register("added", claims)
+        con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM added")
+    instance = dg.DagsterInstance.ephemeral()
+    register(instance)
+    return dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
+                          tags=range_tags(), raise_on_error=False)
+
+
 def test_two_current_values_of_a_one_at_a_time_predicate_fail_the_conflict_check(world, tmp_path):
     """The model reads a line the reader already read as another value of a one-at-a-time predicate:
     neither is newer, so both stay current and `one_value_at_a_time` fails (a warning: the profile
@@ -350,13 +361,7 @@ def test_two_current_values_of_a_one_at_a_time_predicate_fail_the_conflict_check
         ORDER BY ts, id LIMIT 1""")
     assert single.height == 1, "the sample chat states a one-at-a-time fact"
     rival = single.with_columns(id=pl.lit("rival-claim"), value=pl.lit("Atlantis Dynamics Ltd"), source=pl.lit("llm"))
-    with duckdb.connect(str(root / "memory.duckdb")) as con:
-        con.register("rival", rival)
-        con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM rival")
-    instance = dg.DagsterInstance.ephemeral()
-    register(instance)
-    result = dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
-                            tags=range_tags(), raise_on_error=False)
+    result = facts_with_claims(world, root, rival)
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
     conflict = checks["one_value_at_a_time"]
     assert conflict.passed is False and conflict.severity == dg.AssetCheckSeverity.WARN
@@ -376,13 +381,7 @@ def test_a_reader_giving_one_name_exclusive_roles_in_one_message_is_set_aside_an
     roles = ("partner", "mother", "pet")
     rows = pl.concat([said.with_columns(id=pl.lit(f"model-{p}"), predicate=pl.lit(p), value=pl.lit("Zubin Quorra"),
                                         category=pl.lit("relationship"), source=pl.lit("llm")) for p in roles])
-    with duckdb.connect(str(root / "memory.duckdb")) as con:
-        con.register("said", rows)
-        con.execute("INSERT INTO fact_claims BY NAME SELECT * FROM said")
-    instance = dg.DagsterInstance.ephemeral()
-    register(instance)
-    result = dg.materialize([facts, profile], instance=instance, resources=make_resources(root, world.corpus.exports),
-                            tags=range_tags(), raise_on_error=False)
+    result = facts_with_claims(world, root, rows)
     check = next(c for c in result.get_asset_check_evaluations() if c.check_name == "one_role_per_person")
     assert check.passed is False and check.severity == dg.AssetCheckSeverity.WARN
     assert check.metadata["claims_set_aside"].value == 3
