@@ -29,8 +29,11 @@ export DAGSTER_HOME="$(mktemp -d)"
 cp dagster.yaml "$DAGSTER_HOME/"
 .venv/bin/ruff check --quiet .
 .venv/bin/dagster definitions validate -w workspace.yaml
+# two workers by default (the CI machine's cores; TRUFFLE_TEST_WORKERS=0 runs in one process), each taking a
+# whole test file at a time, so a module's fixtures (a built memory, a server) are made once
+workers=(-n "${TRUFFLE_TEST_WORKERS:-2}" --dist loadfile)
 if [ "$fast" = 1 ]; then
-  .venv/bin/python -m pytest truffle_assets_tests -m "not slow" "$@"
+  .venv/bin/python -m pytest truffle_assets_tests "${workers[@]}" -m "not slow" "$@"
 else
-  .venv/bin/python -m pytest truffle_assets_tests "$@"
+  .venv/bin/python -m pytest truffle_assets_tests "${workers[@]}" "$@"
 fi
