@@ -30,9 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
-from benchmarks.facts_eval import DEVSET, DEVSET2, HELDOUT, _line_ids, normalized_messages  # noqa: E402
+from benchmarks.facts_eval import DEVSET, DEVSET2, HELDOUT, _line_ids, load_messages, normalized_messages  # noqa: E402
 from truffle_assets.evals import fact_scoring as hf  # noqa: E402
-from truffle_assets.ingest.exports import load_chat, scan_exports  # noqa: E402
 from truffle_assets.memory.facts.consolidation import consolidate  # noqa: E402
 from truffle_assets.memory.facts.extraction import extract_claims  # noqa: E402
 from truffle_assets.memory.facts.lexicon import predicate_info  # noqa: E402
@@ -76,7 +75,7 @@ def annotated_reading(annotated: list[hf.Annotated], messages: pl.DataFrame) -> 
 def run(root: Path, name: str, show: bool) -> hf.Score:
     ann = json.loads((root / "annotations.json").read_text(encoding="utf-8"))
     user = ann["user"]
-    messages = pl.concat([load_chat(cid, paths, user=user).rows for cid, paths in sorted(scan_exports(root).items())])
+    messages = load_messages(root, user)
     inputs, _ = normalized_messages(messages)
     annotated, distractors = hf.natural_annotations(ann, _line_ids(messages, lambda _c, f: Path(f).name))
     offline = extract_claims(inputs.filter(pl.col("kind") == "message"))

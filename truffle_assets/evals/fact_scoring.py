@@ -263,15 +263,18 @@ def _stem(w: str) -> str:
     return w
 
 
-def tokens(value: str) -> frozenset[str]:
-    """Content words of a value, comparable across spellings."""
+def _words(value: str) -> list[str]:
+    """The value's words in order, folded, with its phrases joined and stop words dropped."""
     s = _fold(value)
     for pat, rep in _PHRASES:
         s = pat.sub(rep, s)
+    return [w for w in re.findall(r"[a-z0-9]+", s) if w not in _STOP]
+
+
+def tokens(value: str) -> frozenset[str]:
+    """Content words of a value, comparable across spellings."""
     out = set()
-    for w in re.findall(r"[a-z0-9]+", s):
-        if w in _STOP:
-            continue
+    for w in _words(value):
         w = _ALIASES.get(w, w)
         out.add(w if w in _NEGATORS else _stem(w))
     return frozenset(out)
@@ -357,10 +360,7 @@ def spelled_out(predicted: str, annotated: str) -> str | None:
     if not m:
         return None
     letters = re.sub(r"[^A-Z]", "", m.group(1)).lower()
-    s = _fold(annotated)
-    for pat, rep in _PHRASES:
-        s = pat.sub(rep, s)
-    words = [w for w in re.findall(r"[a-z0-9]+", s) if w not in _STOP]
+    words = _words(annotated)
     for i in range(len(words) - len(letters) + 1):
         run = words[i:i + len(letters)]
         if "".join(w[0] for w in run) == letters:

@@ -847,10 +847,10 @@ def _copula(v: Token, neg: bool, out: _Out, laughs: bool) -> None:
         if lemma in ("left-handed", "right-handed", "lefty", "ambidextrous") and not neg:
             out.add("handedness", lemma.replace("lefty", "left-handed"), 0.8, "hand")
             return
-        if low in ("owl", "riser", "person") and not neg and v.tag_ != "VBD" and guards.occasional(v, c):
-            out.decline("sleep", "occasional")  # "a morning person on weekends only"
-            return
         if low in ("owl", "riser", "person") and not neg:
+            if v.tag_ != "VBD" and guards.occasional(v, c):
+                out.decline("sleep", "occasional")  # "a morning person on weekends only"
+                return
             phrase = " ".join(t.text for t in c.subtree if t.i <= c.i and t.dep_ != "det")  # phrase() drops "morning"
             if phrase and any(w in phrase.lower() for w in ("night owl", "early riser", "morning person", "night person")):
                 # one name per sleep type, whichever words the person used
